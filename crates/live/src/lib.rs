@@ -1,0 +1,1 @@
+//! The live world on Linux: eBPF observer, actuator, journal, daemon (filled by later issues).

@@ -1,0 +1,135 @@
+//! The event stream: what happened to which task, when, and on which CPU.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Cpu, Ns, Pid, Resource};
+
+/// One thing that happened, stamped with its time in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub time: Ns,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// The state a task leaves the CPU in, as `sched_switch`'s `prev_state` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrevState {
+    /// Still runnable: preempted, its slice ended, or it yielded (`R`).
+    Runnable,
+    /// Sleeping, interruptibly or not (`S`, `D`): it waits for something.
+    Blocked,
+    /// Exited (`Z`, `X`).
+    Dead,
+}
+
+/// The arguments of a system call that identify what it acts on (the resource a later
+/// block is about, or the peer a signal goes to). Raw values as the kernel sees them;
+/// `None` where the call has no such argument.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyscallArgs {
+    /// A file descriptor (read, write, sendto, recvfrom, flock, close, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fd: Option<i32>,
+    /// A System V IPC id (semop, msgsnd, msgrcv).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sysv_id: Option<i32>,
+    /// A target process (kill, wait4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_pid: Option<i32>,
+    /// The `flock` operation: `LOCK_SH` 1, `LOCK_EX` 2, `LOCK_NB` 4, `LOCK_UN` 8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flock_op: Option<i32>,
+    /// A signal number (kill).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// A byte count (read, write, msgsnd) or a semaphore adjustment (semop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<i64>,
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventKind {
+    /// `pid` (of thread group `tgid`) started running program `path`; `comm` is its
+    /// 15-character task name.
+    Exec { pid: Pid, tgid: Pid, comm: String, path: String },
+    /// `parent` created `child`; `thread` when it shares the parent's address space.
+    Fork { parent: Pid, child: Pid, thread: bool },
+    /// `pid` exited with `code`.
+    Exit { pid: Pid, code: i32 },
+    /// `pid` entered system call `nr` (x86_64 number).
+    SyscallEnter { pid: Pid, nr: u32, args: SyscallArgs },
+    /// `pid` returned from system call `nr` with `ret` (negative errno on failure).
+    SyscallExit { pid: Pid, nr: u32, ret: i64 },
+    /// `pid` is about to sleep, waiting for `resource` when that is known (`None` for a
+    /// plain timed sleep or an I/O wait). The switch away from it follows.
+    Block { pid: Pid, resource: Option<Resource> },
+    /// `waker` made `wakee` runnable on `cpu`; `waker` is `Pid::IDLE` for an interrupt
+    /// or a timer.
+    Wakeup { waker: Pid, wakee: Pid, cpu: Cpu },
+    /// `cpu` stopped running `prev` (which left in `prev_state`) and started `next`;
+    /// either may be `Pid::IDLE`.
+    Switch { cpu: Cpu, prev: Pid, prev_state: PrevState, next: Pid },
+}
+
+impl EventKind {
+    /// The task the event is about (the wakee of a wakeup, the next task of a switch).
+    pub fn pid(&self) -> Pid {
+        match *self {
+            EventKind::Exec { pid, .. }
+            | EventKind::Exit { pid, .. }
+            | EventKind::SyscallEnter { pid, .. }
+            | EventKind::SyscallExit { pid, .. }
+            | EventKind::Block { pid, .. } => pid,
+            EventKind::Fork { child, .. } => child,
+            EventKind::Wakeup { wakee, .. } => wakee,
+            EventKind::Switch { next, .. } => next,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_through_json() {
+        let events = [
+            Event {
+                time: 5,
+                kind: EventKind::Block {
+                    pid: Pid(7),
+                    resource: Some(Resource::Pipe { inode: 42, write: false }),
+                },
+            },
+            Event {
+                time: 6,
+                kind: EventKind::Switch {
+                    cpu: 1,
+                    prev: Pid(7),
+                    prev_state: PrevState::Blocked,
+                    next: Pid::IDLE,
+                },
+            },
+            Event {
+                time: 9,
+                kind: EventKind::SyscallEnter {
+                    pid: Pid(3),
+                    nr: 73,
+                    args: SyscallArgs { fd: Some(4), flock_op: Some(2), ..Default::default() },
+                },
+            },
+        ];
+        assert_eq!(
+            serde_json::to_string(&events[0]).unwrap(),
+            r#"{"time":5,"event":"block","pid":7,"resource":{"kind":"pipe","inode":42,"write":false}}"#
+        );
+        for e in events {
+            let json = serde_json::to_string(&e).unwrap();
+            assert_eq!(serde_json::from_str::<Event>(&json).unwrap(), e, "{json}");
+        }
+    }
+}

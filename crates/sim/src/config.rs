@@ -1,0 +1,307 @@
+//! Simulation settings: CPU count, the fair-class flavour, the seed, and every tunable.
+
+use schedlab_model::{Ns, NSEC_PER_MSEC};
+
+/// Which fair class `SCHED_OTHER`/`BATCH`/`IDLE` tasks get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum FairFlavor {
+    /// The Completely Fair Scheduler of Linux 2.6.23–6.5.
+    Cfs,
+    /// EEVDF, Linux 6.6 and later (as of 6.12: RUN_TO_PARITY, PREEMPT_SHORT).
+    #[default]
+    Eevdf,
+    /// Classic UNIX time sharing: round robin with a fixed quantum and static priorities.
+    Timeshare,
+}
+
+impl FairFlavor {
+    pub fn name(self) -> &'static str {
+        match self {
+            FairFlavor::Cfs => "cfs",
+            FairFlavor::Eevdf => "eevdf",
+            FairFlavor::Timeshare => "timeshare",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FairFlavor> {
+        Some(match s {
+            "cfs" => FairFlavor::Cfs,
+            "eevdf" => FairFlavor::Eevdf,
+            "timeshare" => FairFlavor::Timeshare,
+            _ => return None,
+        })
+    }
+}
+
+/// The kernel's tunable scaling (`SCHED_TUNABLESCALING_LOG`): `1 + ilog2(min(ncpus, 8))`.
+pub fn tunable_scale(cpus: u32) -> u64 {
+    1 + u64::from(cpus.clamp(1, 8).ilog2())
+}
+
+/// Every knob of the simulated kernel. Durations are nanoseconds; the fair-class
+/// defaults are the kernel's normalized values times [`tunable_scale`], i.e. what
+/// `/sys/kernel/debug/sched/*` shows on a machine with that many CPUs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tunables {
+    /// Timer interrupts per second (CONFIG_HZ).
+    pub hz: u64,
+    /// Expire slices with a high-resolution timer instead of at the next tick (the
+    /// kernel's HRTICK feature; off by default there too).
+    pub hrtick: bool,
+    /// CPU time a context switch costs the CPU before the next task runs.
+    pub context_switch_ns: Ns,
+    /// CPU time a migrated task loses refilling caches on its new CPU.
+    pub migration_ns: Ns,
+    /// CPU time of one system call's entry, exit and work (excluding copies).
+    pub syscall_ns: Ns,
+    /// CPU time to copy one KiB between user and kernel (pipes, sockets, queues).
+    pub copy_ns_per_kib: Ns,
+    /// CFS: the targeted preemption latency (`sched_latency_ns`).
+    pub sched_latency_ns: Ns,
+    /// CFS: the minimum slice (`sched_min_granularity_ns`).
+    pub sched_min_granularity_ns: Ns,
+    /// CFS: how far a waking task's vruntime must trail to preempt
+    /// (`sched_wakeup_granularity_ns`).
+    pub sched_wakeup_granularity_ns: Ns,
+    /// EEVDF: the base slice (`base_slice_ns`).
+    pub base_slice_ns: Ns,
+    /// Load balancing: a task that ran within this time is cache-hot and is not
+    /// migrated by the periodic balancer (`migration_cost_ns`).
+    pub migration_cost_ns: Ns,
+    /// Load balancing: how often each busy CPU runs the periodic balancer.
+    pub balance_interval_ns: Ns,
+    /// `sched_rr_timeslice_ms` in nanoseconds: the SCHED_RR quantum.
+    pub rr_timeslice_ns: Ns,
+    /// The quantum of the `timeshare` fair class.
+    pub timeshare_quantum_ns: Ns,
+    /// Pipe and FIFO buffer size (`/proc/sys/fs/pipe-max-size` default 64 KiB).
+    pub pipe_bytes: u32,
+    /// UNIX stream socket buffer per direction (`net.core.wmem_default`).
+    pub socket_bytes: u32,
+    /// System V message queue size (`kernel.msgmnb`).
+    pub msgmnb: u32,
+    /// CFS feature START_DEBIT: new tasks start one virtual slice behind.
+    pub start_debit: bool,
+    /// CFS feature GENTLE_FAIR_SLEEPERS: sleepers get half a latency of credit.
+    pub gentle_fair_sleepers: bool,
+    /// CFS feature WAKEUP_PREEMPTION.
+    pub wakeup_preemption: bool,
+    /// EEVDF feature PLACE_LAG: keep a task's lag across sleeps.
+    pub place_lag: bool,
+    /// EEVDF feature PLACE_DEADLINE_INITIAL: new tasks get half a slice for their
+    /// first deadline.
+    pub place_deadline_initial: bool,
+    /// EEVDF feature RUN_TO_PARITY: the current task keeps the CPU until its deadline
+    /// once picked.
+    pub run_to_parity: bool,
+    /// EEVDF feature PREEMPT_SHORT: a waking task with a shorter slice may cut the
+    /// current task's protected slice.
+    pub preempt_short: bool,
+}
+
+impl Tunables {
+    /// The kernel's defaults for a machine with `cpus` CPUs.
+    pub fn defaults(cpus: u32) -> Self {
+        let f = tunable_scale(cpus);
+        Tunables {
+            hz: 250,
+            hrtick: false,
+            context_switch_ns: 1_500,
+            migration_ns: 5_000,
+            syscall_ns: 300,
+            copy_ns_per_kib: 100,
+            sched_latency_ns: 6 * NSEC_PER_MSEC * f,
+            sched_min_granularity_ns: 750_000 * f,
+            sched_wakeup_granularity_ns: NSEC_PER_MSEC * f,
+            base_slice_ns: 700_000 * f,
+            migration_cost_ns: 500_000,
+            balance_interval_ns: 4 * NSEC_PER_MSEC,
+            rr_timeslice_ns: 100 * NSEC_PER_MSEC,
+            timeshare_quantum_ns: 100 * NSEC_PER_MSEC,
+            pipe_bytes: 65_536,
+            socket_bytes: 212_992,
+            msgmnb: 16_384,
+            start_debit: true,
+            gentle_fair_sleepers: true,
+            wakeup_preemption: true,
+            place_lag: true,
+            place_deadline_initial: true,
+            run_to_parity: true,
+            preempt_short: true,
+        }
+    }
+
+    /// The length of one tick.
+    pub fn tick_ns(&self) -> Ns {
+        1_000_000_000 / self.hz
+    }
+
+    /// CFS `sched_nr_latency`: how many tasks fit in one latency period at the
+    /// minimum granularity.
+    pub fn nr_latency(&self) -> u64 {
+        (self.sched_latency_ns / self.sched_min_granularity_ns.max(1)).max(1)
+    }
+
+    /// Every tunable's name and meaning, for `--set help` and the docs.
+    pub const NAMES: &'static [(&'static str, &'static str)] = &[
+        ("hz", "timer interrupts per second (CONFIG_HZ), default 250"),
+        ("hrtick", "expire slices with a high-resolution timer (0/1), default 0 as in the kernel"),
+        ("context_switch_ns", "CPU time of one context switch"),
+        ("migration_ns", "CPU time a migrated task loses refilling caches"),
+        ("syscall_ns", "CPU time of one system call"),
+        ("copy_ns_per_kib", "CPU time to copy 1 KiB through a pipe, socket or queue"),
+        ("sched_latency_ns", "cfs: targeted preemption latency (6 ms x scale)"),
+        ("sched_min_granularity_ns", "cfs: minimum slice (0.75 ms x scale)"),
+        ("sched_wakeup_granularity_ns", "cfs: wake-up preemption granularity (1 ms x scale)"),
+        ("base_slice_ns", "eevdf: base slice (0.7 ms x scale)"),
+        ("migration_cost_ns", "load balancer: cache-hot time (0.5 ms)"),
+        ("balance_interval_ns", "load balancer: period of the periodic balancer (4 ms)"),
+        ("rr_timeslice_ns", "SCHED_RR quantum (100 ms)"),
+        ("timeshare_quantum_ns", "timeshare class quantum (100 ms)"),
+        ("pipe_bytes", "pipe/FIFO buffer (65536)"),
+        ("socket_bytes", "UNIX socket buffer per direction (212992)"),
+        ("msgmnb", "System V message queue size (16384)"),
+        ("start_debit", "cfs feature START_DEBIT (0/1)"),
+        ("gentle_fair_sleepers", "cfs feature GENTLE_FAIR_SLEEPERS (0/1)"),
+        ("wakeup_preemption", "cfs feature WAKEUP_PREEMPTION (0/1)"),
+        ("place_lag", "eevdf feature PLACE_LAG (0/1)"),
+        ("place_deadline_initial", "eevdf feature PLACE_DEADLINE_INITIAL (0/1)"),
+        ("run_to_parity", "eevdf feature RUN_TO_PARITY (0/1)"),
+        ("preempt_short", "eevdf feature PREEMPT_SHORT (0/1)"),
+    ];
+
+    /// Sets tunable `name` from text; durations accept a unit suffix (`ns`, `us`, `ms`,
+    /// `s`; none means nanoseconds) and flags accept `0/1/true/false/on/off`.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let dur = || parse_duration(value);
+        let num = || {
+            value.parse::<u64>().map_err(|_| format!("{name}: '{value}' is not a whole number"))
+        };
+        let flag = || parse_flag(value).ok_or_else(|| format!("{name}: '{value}' is not 0/1/on/off"));
+        match name {
+            "hz" => {
+                let hz = num()?;
+                if !(1..=10_000).contains(&hz) {
+                    return Err(format!("hz: {hz} is outside 1..10000"));
+                }
+                self.hz = hz;
+            }
+            "hrtick" => self.hrtick = flag()?,
+            "context_switch_ns" => self.context_switch_ns = dur()?,
+            "migration_ns" => self.migration_ns = dur()?,
+            "syscall_ns" => self.syscall_ns = dur()?,
+            "copy_ns_per_kib" => self.copy_ns_per_kib = dur()?,
+            "sched_latency_ns" => self.sched_latency_ns = positive(name, dur()?)?,
+            "sched_min_granularity_ns" => self.sched_min_granularity_ns = positive(name, dur()?)?,
+            "sched_wakeup_granularity_ns" => self.sched_wakeup_granularity_ns = dur()?,
+            "base_slice_ns" => self.base_slice_ns = positive(name, dur()?)?,
+            "migration_cost_ns" => self.migration_cost_ns = dur()?,
+            "balance_interval_ns" => self.balance_interval_ns = positive(name, dur()?)?,
+            "rr_timeslice_ns" => self.rr_timeslice_ns = positive(name, dur()?)?,
+            "timeshare_quantum_ns" => self.timeshare_quantum_ns = positive(name, dur()?)?,
+            "pipe_bytes" => self.pipe_bytes = positive(name, num()?)? as u32,
+            "socket_bytes" => self.socket_bytes = positive(name, num()?)? as u32,
+            "msgmnb" => self.msgmnb = positive(name, num()?)? as u32,
+            "start_debit" => self.start_debit = flag()?,
+            "gentle_fair_sleepers" => self.gentle_fair_sleepers = flag()?,
+            "wakeup_preemption" => self.wakeup_preemption = flag()?,
+            "place_lag" => self.place_lag = flag()?,
+            "place_deadline_initial" => self.place_deadline_initial = flag()?,
+            "run_to_parity" => self.run_to_parity = flag()?,
+            "preempt_short" => self.preempt_short = flag()?,
+            _ => {
+                let known: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
+                return Err(format!("unknown tunable '{name}'; known: {}", known.join(", ")));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn positive(name: &str, v: u64) -> Result<u64, String> {
+    if v == 0 {
+        Err(format!("{name} must be greater than zero"))
+    } else {
+        Ok(v)
+    }
+}
+
+fn parse_flag(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Some(true),
+        "0" | "false" | "off" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// Parses `1500`, `1500ns`, `1.5us`, `3ms`, `0.5s` into nanoseconds.
+pub fn parse_duration(s: &str) -> Result<Ns, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: f64 = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        u => return Err(format!("'{s}': unknown time unit '{u}' (use ns, us, ms or s)")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration"))?;
+    Ok((v * mult).round() as Ns)
+}
+
+/// Everything about a simulation run besides the workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimConfig {
+    pub cpus: u32,
+    pub fair: FairFlavor,
+    /// Seeds the random number generator; the same seed gives the same run.
+    pub seed: u64,
+    pub tunables: Tunables,
+}
+
+impl SimConfig {
+    /// Kernel defaults for `cpus` CPUs with the given fair class and seed 1.
+    pub fn new(cpus: u32, fair: FairFlavor) -> Self {
+        SimConfig { cpus, fair, seed: 1, tunables: Tunables::defaults(cpus) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaling_follows_the_kernel() {
+        assert_eq!(tunable_scale(1), 1);
+        assert_eq!(tunable_scale(2), 2);
+        assert_eq!(tunable_scale(4), 3);
+        assert_eq!(tunable_scale(8), 4);
+        assert_eq!(tunable_scale(64), 4);
+        let t = Tunables::defaults(2);
+        assert_eq!(t.sched_latency_ns, 12_000_000);
+        assert_eq!(t.base_slice_ns, 1_400_000);
+        assert_eq!(t.nr_latency(), 8);
+        assert_eq!(t.tick_ns(), 4_000_000);
+    }
+
+    #[test]
+    fn set_parses_units_and_rejects_nonsense() {
+        let mut t = Tunables::defaults(1);
+        t.set("base_slice_ns", "3ms").unwrap();
+        assert_eq!(t.base_slice_ns, 3_000_000);
+        t.set("syscall_ns", "1.5us").unwrap();
+        assert_eq!(t.syscall_ns, 1_500);
+        t.set("hrtick", "on").unwrap();
+        assert!(t.hrtick);
+        assert!(t.set("base_slice_ns", "0").is_err());
+        assert!(t.set("hz", "abc").is_err());
+        assert!(t.set("sched_latency_ns", "5 weeks").is_err());
+        let e = t.set("no_such", "1").unwrap_err();
+        assert!(e.contains("base_slice_ns"), "{e}");
+        for (name, _) in Tunables::NAMES {
+            let v = if name.ends_with("_bytes") || *name == "msgmnb" || *name == "hz" { "100" } else { "1" };
+            t.set(name, v).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+}

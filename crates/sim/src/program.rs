@@ -1,0 +1,140 @@
+//! What a simulated task does: a flat list of operations with loops, run by the engine.
+
+use schedlab_model::Ns;
+
+/// An index into a task's file-descriptor table ([`crate::TaskSpec::fds`]); forked
+/// children inherit the table, as after `fork(2)`.
+pub type Fd = u16;
+
+/// An index into [`crate::Workload::programs`].
+pub type ProgramId = u32;
+
+/// `flock(2)` operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlockOp {
+    /// `LOCK_SH`: take a shared lock (blocks while someone holds it exclusively).
+    Shared,
+    /// `LOCK_EX`: take the exclusive lock (blocks while anyone else holds it).
+    Exclusive,
+    /// `LOCK_UN`: release what this task holds.
+    Unlock,
+}
+
+/// Whom a signal goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignalTarget {
+    /// The `n`-th task of the workload (0-based index into [`crate::Workload::tasks`]).
+    Task(u32),
+    /// The task that forked this one.
+    Parent,
+}
+
+/// One operation of a program. Every operation that is a system call costs the
+/// configured syscall time on the CPU and emits `SyscallEnter`/`SyscallExit` events.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    /// Use the CPU for this much CPU time (rt-app `run`).
+    Compute(Ns),
+    /// Keep running until this much wall time has passed since the operation began,
+    /// however long the task waits for the CPU meanwhile (rt-app `runtime`).
+    Spin(Ns),
+    /// Sleep (`clock_nanosleep`) for this long.
+    Sleep(Ns),
+    /// Sleep until the next activation of periodic timer `slot` (rt-app `timer`): the
+    /// first activation is when the operation first runs, the next ones `period` apart.
+    /// A late task does not sleep, and the timer keeps its phase.
+    Timer { slot: u16, period: Ns },
+    /// Wait for a device: block uninterruptibly for this long.
+    Io(Ns),
+    /// `sched_yield()`.
+    Yield,
+    /// Start a loop that runs the operations up to the matching [`Op::LoopEnd`] `count`
+    /// times; `count == 0` loops for ever (rt-app `"loop": -1`).
+    Loop { count: u32 },
+    /// End of the innermost loop.
+    LoopEnd,
+    /// `fork()`: a child task starts program `program` with a copy of the fd table, the
+    /// parent's policy and affinity. `thread` makes it a thread of the same process
+    /// (`clone(CLONE_THREAD)`) instead.
+    Fork { program: ProgramId, thread: bool },
+    /// `wait4(-1)`: block until a child exits (returns at once if one already has, and
+    /// fails at once without children).
+    Wait,
+    /// `write()` `bytes` to a pipe, FIFO or socket, blocking while its buffer is full;
+    /// repeats the call until all bytes are written.
+    Write { fd: Fd, bytes: u32 },
+    /// `read()` until `bytes` bytes have arrived (each call returns what is buffered),
+    /// blocking while the buffer is empty.
+    Read { fd: Fd, bytes: u32 },
+    /// `semop()` on semaphore `num` of the set: add `delta`; a negative `delta` blocks
+    /// while the value would go below zero, `0` blocks until the value is zero.
+    SemOp { fd: Fd, num: u16, delta: i16 },
+    /// `msgsnd()` a message of `bytes`; blocks while the queue has no room for it.
+    MsgSnd { fd: Fd, bytes: u32 },
+    /// `msgrcv()` the oldest message; blocks while the queue is empty.
+    MsgRcv { fd: Fd },
+    /// `kill(target, sig)`.
+    Kill { target: SignalTarget, sig: u8 },
+    /// `pause()`: block until a signal arrives.
+    Pause,
+    /// `sigtimedwait()`: take a pending signal, or block until one arrives or `timeout`
+    /// passes.
+    SigTimedWait { timeout: Ns },
+    /// `flock(fd, op)`.
+    Flock { fd: Fd, op: FlockOp },
+    /// Any other system call, by x86_64 number: costs syscall time, never blocks.
+    Syscall { nr: u32 },
+    /// Exit the task (also what happens after the last operation).
+    Exit,
+}
+
+/// A program: what `exec` starts. Tasks that run the same program share it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// The task name (`comm`, at most 15 characters are kept by the kernel).
+    pub comm: String,
+    /// The executable's path, the key the behavior models remember programs by.
+    pub path: String,
+    pub ops: Vec<Op>,
+}
+
+impl Program {
+    /// An empty program named `comm`, at path `/sim/bin/<comm>`.
+    pub fn new(comm: impl Into<String>) -> Self {
+        let comm = comm.into();
+        Program { path: format!("/sim/bin/{comm}"), comm, ops: Vec::new() }
+    }
+
+    /// Appends an operation.
+    pub fn op(mut self, op: Op) -> Self {
+        self.ops.push(op);
+        self
+    }
+
+    /// Appends a loop of `count` iterations (0 = for ever) whose body `body` builds.
+    pub fn repeat(mut self, count: u32, body: impl FnOnce(Program) -> Program) -> Self {
+        self.ops.push(Op::Loop { count });
+        self = body(self);
+        self.ops.push(Op::LoopEnd);
+        self
+    }
+
+    /// Checks that loops are balanced; returns the position of the first problem.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut depth = 0usize;
+        for (i, op) in self.ops.iter().enumerate() {
+            match op {
+                Op::Loop { .. } => depth += 1,
+                Op::LoopEnd if depth == 0 => {
+                    return Err(format!("{}: op {i}: LoopEnd without Loop", self.comm))
+                }
+                Op::LoopEnd => depth -= 1,
+                _ => {}
+            }
+        }
+        if depth != 0 {
+            return Err(format!("{}: {depth} loop(s) not closed", self.comm));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,211 @@
+//! A workload: the programs, the IPC objects and the tasks that start the simulation.
+
+use schedlab_model::{Cpu, Ns};
+
+use crate::program::{Program, ProgramId};
+
+/// A Linux scheduling policy (`SCHED_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Policy {
+    /// `SCHED_OTHER` (`SCHED_NORMAL`): the fair class.
+    #[default]
+    Other,
+    /// `SCHED_BATCH`: fair class, never preempts on wake-up.
+    Batch,
+    /// `SCHED_IDLE`: fair class with the minimum weight (3).
+    Idle,
+    /// `SCHED_FIFO`: real-time, runs until it blocks or yields.
+    Fifo,
+    /// `SCHED_RR`: real-time, round robin among equal priorities.
+    Rr,
+}
+
+impl Policy {
+    /// The real-time policies.
+    pub fn is_rt(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+
+    /// The name as `chrt` and rt-app write it (`SCHED_OTHER`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Other => "SCHED_OTHER",
+            Policy::Batch => "SCHED_BATCH",
+            Policy::Idle => "SCHED_IDLE",
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::Rr => "SCHED_RR",
+        }
+    }
+
+    /// Parses `other`/`normal`, `batch`, `idle`, `fifo`, `rr`, with or without the
+    /// `SCHED_` prefix, in any case.
+    pub fn parse(s: &str) -> Option<Policy> {
+        let lower = s.to_ascii_lowercase();
+        Some(match lower.strip_prefix("sched_").unwrap_or(&lower) {
+            "other" | "normal" => Policy::Other,
+            "batch" => Policy::Batch,
+            "idle" => Policy::Idle,
+            "fifo" => Policy::Fifo,
+            "rr" => Policy::Rr,
+            _ => return None,
+        })
+    }
+}
+
+/// An index into [`Workload::objects`].
+pub type ObjectId = u32;
+
+/// An IPC object or file that tasks share through their fd tables.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ObjectSpec {
+    /// An anonymous pipe with a buffer of `capacity` bytes (`None`: the `pipe_bytes`
+    /// tunable, 64 KiB as in Linux).
+    Pipe { capacity: Option<u32> },
+    /// A named pipe (FIFO); same semantics as a pipe, reported as a FIFO.
+    Fifo { capacity: Option<u32> },
+    /// A UNIX stream socket pair; each direction buffers `capacity` bytes (`None`: the
+    /// `socket_bytes` tunable).
+    SocketPair { capacity: Option<u32> },
+    /// A System V semaphore set with these initial values.
+    SemSet { values: Vec<i32> },
+    /// A System V message queue holding at most `max_bytes` (`None`: the `msgmnb`
+    /// tunable, 16384 as in Linux).
+    MsgQueue { max_bytes: Option<u32> },
+    /// A regular file, for `flock`.
+    File,
+}
+
+/// Which end of an object an fd refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum End {
+    /// The read end of a pipe or FIFO.
+    Read,
+    /// The write end of a pipe or FIFO.
+    Write,
+    /// The first socket of a pair.
+    A,
+    /// The second socket of a pair.
+    B,
+    /// Objects without ends (semaphores, queues, files).
+    Whole,
+}
+
+/// One entry of a file-descriptor table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FdTarget {
+    pub object: ObjectId,
+    pub end: End,
+}
+
+/// A task present at the start (or at `start_ns`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskSpec {
+    /// A name for reports (defaults to the program's comm when empty).
+    pub name: String,
+    pub program: ProgramId,
+    pub policy: Policy,
+    /// Nice value −20..19 for the fair policies.
+    pub nice: i8,
+    /// Real-time priority 1..99 for `SCHED_FIFO`/`SCHED_RR`.
+    pub rt_priority: u8,
+    /// CPUs the task may run on (`None`: all).
+    pub affinity: Option<Vec<Cpu>>,
+    /// When the task starts.
+    pub start_ns: Ns,
+    /// Its file-descriptor table.
+    pub fds: Vec<FdTarget>,
+    /// `sched_attr.sched_runtime`: a per-task EEVDF slice (clamped to 100 µs–100 ms).
+    pub slice_ns: Option<Ns>,
+    /// Make this task a thread of the process of the `n`-th task (an earlier index).
+    pub thread_of: Option<u32>,
+}
+
+impl TaskSpec {
+    /// A `SCHED_OTHER` nice-0 task running `program` from time 0, with no fds.
+    pub fn new(name: impl Into<String>, program: ProgramId) -> Self {
+        TaskSpec {
+            name: name.into(),
+            program,
+            policy: Policy::Other,
+            nice: 0,
+            rt_priority: 0,
+            affinity: None,
+            start_ns: 0,
+            fds: Vec::new(),
+            slice_ns: None,
+            thread_of: None,
+        }
+    }
+}
+
+/// Everything a simulation starts from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Workload {
+    /// A short description for reports (`hackbench:groups=10,...`, a file name).
+    pub name: String,
+    pub programs: Vec<Program>,
+    pub objects: Vec<ObjectSpec>,
+    pub tasks: Vec<TaskSpec>,
+    /// Stop the simulation at this time even if tasks remain (rt-app `global.duration`).
+    pub duration_ns: Option<Ns>,
+}
+
+impl Workload {
+    /// Adds a program and returns its id.
+    pub fn add_program(&mut self, p: Program) -> ProgramId {
+        self.programs.push(p);
+        (self.programs.len() - 1) as ProgramId
+    }
+
+    /// Adds an object and returns its id.
+    pub fn add_object(&mut self, o: ObjectSpec) -> ObjectId {
+        self.objects.push(o);
+        (self.objects.len() - 1) as ObjectId
+    }
+
+    /// Checks the references between tasks, programs, objects and CPUs; the error says
+    /// which task or program is wrong and why.
+    pub fn validate(&self, cpus: u32) -> Result<(), String> {
+        for p in &self.programs {
+            p.validate()?;
+            for op in &p.ops {
+                if let crate::Op::Fork { program, .. } = op {
+                    if *program as usize >= self.programs.len() {
+                        return Err(format!("{}: fork of unknown program {program}", p.comm));
+                    }
+                }
+            }
+        }
+        for (i, t) in self.tasks.iter().enumerate() {
+            let who = format!("task {i} ({})", t.name);
+            if t.program as usize >= self.programs.len() {
+                return Err(format!("{who}: unknown program {}", t.program));
+            }
+            if !(-20..=19).contains(&t.nice) {
+                return Err(format!("{who}: nice {} is outside -20..19", t.nice));
+            }
+            if t.policy.is_rt() && !(1..=99).contains(&t.rt_priority) {
+                return Err(format!("{who}: real-time priority {} is outside 1..99", t.rt_priority));
+            }
+            if let Some(aff) = &t.affinity {
+                if aff.is_empty() {
+                    return Err(format!("{who}: empty CPU affinity"));
+                }
+                if let Some(c) = aff.iter().find(|&&c| c >= cpus) {
+                    return Err(format!("{who}: CPU {c} does not exist (the simulation has {cpus})"));
+                }
+            }
+            for fd in &t.fds {
+                if fd.object as usize >= self.objects.len() {
+                    return Err(format!("{who}: fd refers to unknown object {}", fd.object));
+                }
+            }
+            if let Some(parent) = t.thread_of {
+                if parent as usize >= i {
+                    return Err(format!("{who}: thread_of must name an earlier task"));
+                }
+            }
+        }
+        Ok(())
+    }
+}

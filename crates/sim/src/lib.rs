@@ -5,7 +5,9 @@
 mod config;
 mod program;
 mod report;
+pub mod trace;
 mod workload;
+pub mod workloads;
 
 pub use config::{parse_duration, tunable_scale, FairFlavor, SimConfig, Tunables};
 pub use program::{Fd, FlockOp, Op, Program, ProgramId, SignalTarget};

@@ -1,0 +1,1 @@
+//! Chrome/Perfetto trace JSON from the event stream: one track per CPU.

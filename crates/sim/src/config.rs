@@ -56,6 +56,9 @@ pub struct Tunables {
     pub syscall_ns: Ns,
     /// CPU time to copy one KiB between user and kernel (pipes, sockets, queues).
     pub copy_ns_per_kib: Ns,
+    /// Spread of compute and I/O durations: each is drawn uniformly within ± this many
+    /// percent, from the seeded generator (0: exact durations, the seed does not matter).
+    pub jitter_pct: u64,
     /// CFS: the targeted preemption latency (`sched_latency_ns`).
     pub sched_latency_ns: Ns,
     /// CFS: the minimum slice (`sched_min_granularity_ns`).
@@ -110,6 +113,7 @@ impl Tunables {
             migration_ns: 5_000,
             syscall_ns: 300,
             copy_ns_per_kib: 100,
+            jitter_pct: 0,
             sched_latency_ns: 6 * NSEC_PER_MSEC * f,
             sched_min_granularity_ns: 750_000 * f,
             sched_wakeup_granularity_ns: NSEC_PER_MSEC * f,
@@ -150,6 +154,7 @@ impl Tunables {
         ("migration_ns", "CPU time a migrated task loses refilling caches"),
         ("syscall_ns", "CPU time of one system call"),
         ("copy_ns_per_kib", "CPU time to copy 1 KiB through a pipe, socket or queue"),
+        ("jitter_pct", "spread compute and I/O durations by +/- this many percent (seeded), default 0"),
         ("sched_latency_ns", "cfs: targeted preemption latency (6 ms x scale)"),
         ("sched_min_granularity_ns", "cfs: minimum slice (0.75 ms x scale)"),
         ("sched_wakeup_granularity_ns", "cfs: wake-up preemption granularity (1 ms x scale)"),
@@ -191,6 +196,13 @@ impl Tunables {
             "migration_ns" => self.migration_ns = dur()?,
             "syscall_ns" => self.syscall_ns = dur()?,
             "copy_ns_per_kib" => self.copy_ns_per_kib = dur()?,
+            "jitter_pct" => {
+                let j = num()?;
+                if j > 100 {
+                    return Err(format!("jitter_pct: {j} is more than 100"));
+                }
+                self.jitter_pct = j;
+            }
             "sched_latency_ns" => self.sched_latency_ns = positive(name, dur()?)?,
             "sched_min_granularity_ns" => self.sched_min_granularity_ns = positive(name, dur()?)?,
             "sched_wakeup_granularity_ns" => self.sched_wakeup_granularity_ns = dur()?,

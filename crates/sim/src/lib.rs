@@ -2,10 +2,13 @@
 //! kernel's scheduling classes (stop > RT > fair > idle), with tasks that run programs,
 //! block on IPC with POSIX semantics, and emit the same events as the live observer.
 
+mod class;
 mod config;
+mod engine;
 mod program;
 mod report;
 pub mod trace;
+pub mod weights;
 mod workload;
 pub mod workloads;
 
@@ -15,6 +18,9 @@ pub use report::{Percentiles, Report, TaskReport};
 pub use workload::{End, FdTarget, ObjectId, ObjectSpec, Policy, TaskSpec, Workload};
 
 use schedlab_model::EventSink;
+
+use class::{Cfs, Eevdf, Timeshare};
+use engine::Engine;
 
 /// Why a simulation could not run.
 #[derive(Debug, thiserror::Error)]
@@ -27,11 +33,18 @@ pub enum SimError {
 
 /// Runs `workload` under `config` until every task has exited (or the workload's
 /// duration), sending every event to `sink` when one is given.
-pub fn simulate(
-    workload: &Workload,
+pub fn simulate<'a>(
+    workload: &'a Workload,
     config: &SimConfig,
-    sink: Option<&mut dyn EventSink>,
+    sink: Option<&'a mut dyn EventSink>,
 ) -> Result<Report, SimError> {
-    let _ = (workload, config, sink);
-    todo!("engine")
+    let report = match config.fair {
+        FairFlavor::Cfs => Engine::new(workload, config, Cfs::new(&config.tunables), sink)?.run(),
+        FairFlavor::Eevdf => Engine::new(workload, config, Eevdf::new(&config.tunables), sink)?.run(),
+        FairFlavor::Timeshare => {
+            let ts = Timeshare::new(config.tunables.timeshare_quantum_ns);
+            Engine::new(workload, config, ts, sink)?.run()
+        }
+    }?;
+    Ok(Report { fair: config.fair.name(), seed: config.seed, ..report })
 }

@@ -1,0 +1,245 @@
+//! The Completely Fair Scheduler of Linux 2.6.23–6.5 (kernel/sched/fair.c as of 6.1).
+//!
+//! Runnable tasks are ordered by virtual runtime; the leftmost runs. A task's slice is
+//! its weight's share of the period (`sched_latency`, or `nr * min_granularity` past
+//! `nr_latency` tasks); the tick preempts the current task when it used its slice or
+//! leads the leftmost by more than a slice. A waking task preempts when the current
+//! task's vruntime leads it by more than `wakeup_granularity` (scaled to the waker's
+//! weight). Sleepers are placed half a latency behind `min_vruntime`
+//! (GENTLE_FAIR_SLEEPERS), new tasks one virtual slice ahead (START_DEBIT).
+//!
+//! Not modelled: the NEXT/LAST buddies (NEXT_BUDDY is off by default; LAST_BUDDY only
+//! matters past `nr_latency` tasks), the long-sleeper reset of 6.3+, group scheduling.
+
+use schedlab_model::Ns;
+
+use super::{Dequeue, Enqueue, Entity, FairClass, FairRq};
+use crate::config::Tunables;
+use crate::weights::{calc_delta, calc_delta_fair, LoadWeight};
+use crate::workload::Policy;
+
+/// CFS with its tunables and features.
+pub(crate) struct Cfs {
+    latency: Ns,
+    min_granularity: Ns,
+    wakeup_granularity: Ns,
+    nr_latency: u64,
+    start_debit: bool,
+    gentle_fair_sleepers: bool,
+    wakeup_preemption: bool,
+}
+
+impl Cfs {
+    pub fn new(t: &Tunables) -> Self {
+        Cfs {
+            latency: t.sched_latency_ns,
+            min_granularity: t.sched_min_granularity_ns,
+            wakeup_granularity: t.sched_wakeup_granularity_ns,
+            nr_latency: t.nr_latency(),
+            start_debit: t.start_debit,
+            gentle_fair_sleepers: t.gentle_fair_sleepers,
+            wakeup_preemption: t.wakeup_preemption,
+        }
+    }
+
+    /// `__sched_period`: the latency target, stretched when too many tasks share it.
+    pub fn sched_period(&self, nr_running: u64) -> Ns {
+        if nr_running > self.nr_latency {
+            nr_running * self.min_granularity
+        } else {
+            self.latency
+        }
+    }
+
+    /// `sched_slice`: `pid`'s weight share of the period (with `pid` counted as queued
+    /// if it is not), at least `min_granularity` (BASE_SLICE).
+    pub fn sched_slice(&self, rq: &FairRq, ents: &[Entity], pid: u32) -> Ns {
+        let se = &ents[pid as usize];
+        let extra = u64::from(!se.on_rq);
+        let period = self.sched_period(u64::from(rq.nr_running) + extra);
+        let load = LoadWeight::for_load(rq.load + extra * se.load.weight);
+        calc_delta(period, se.load.weight, load).max(self.min_granularity)
+    }
+
+    fn update_min_vruntime(rq: &mut FairRq, ents: &[Entity]) {
+        let curr = rq.curr.filter(|&c| ents[c as usize].on_rq);
+        let mut v = curr.map_or(rq.min_vruntime, |c| ents[c as usize].vruntime);
+        if let Some(&(left, _)) = rq.tree.first() {
+            v = if curr.is_none() { left } else { v.min(left) };
+        }
+        rq.min_vruntime = rq.min_vruntime.max(v);
+    }
+
+    /// `place_entity`: new tasks start a virtual slice after `min_vruntime`; sleepers
+    /// get up to (half) a latency of credit but never move backwards.
+    fn place_entity(&self, rq: &FairRq, ents: &mut [Entity], pid: u32, initial: bool) {
+        let mut v = rq.min_vruntime;
+        if initial && self.start_debit {
+            let slice = self.sched_slice(rq, ents, pid);
+            v += calc_delta_fair(slice, ents[pid as usize].load) as i64;
+        }
+        if !initial {
+            let se = &ents[pid as usize];
+            let mut thresh =
+                if se.is_idle_policy() { self.min_granularity } else { self.latency } as i64;
+            if self.gentle_fair_sleepers {
+                thresh >>= 1;
+            }
+            v -= thresh;
+        }
+        let se = &mut ents[pid as usize];
+        se.vruntime = se.vruntime.max(v);
+    }
+
+    /// `wakeup_preempt_entity(curr, se)`: 1 when `curr` leads `se` by more than the
+    /// wake-up granularity in `se`'s virtual time, −1 when it does not lead at all.
+    fn wakeup_preempt_entity(&self, ents: &[Entity], curr: u32, se: u32) -> i32 {
+        let vdiff = ents[curr as usize].vruntime - ents[se as usize].vruntime;
+        if vdiff <= 0 {
+            return -1;
+        }
+        let gran = calc_delta_fair(self.wakeup_granularity, ents[se as usize].load) as i64;
+        i32::from(vdiff > gran)
+    }
+}
+
+impl FairClass for Cfs {
+    fn update_curr(&self, rq: &mut FairRq, ents: &mut [Entity], delta: Ns) -> bool {
+        if let Some(c) = rq.curr {
+            let se = &mut ents[c as usize];
+            se.vruntime += calc_delta_fair(delta, se.load) as i64;
+        }
+        Self::update_min_vruntime(rq, ents);
+        false
+    }
+
+    fn enqueue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, how: Enqueue) {
+        match how {
+            Enqueue::New => {
+                ents[pid as usize].vruntime = rq.min_vruntime;
+                self.place_entity(rq, ents, pid, true);
+            }
+            Enqueue::Wakeup => self.place_entity(rq, ents, pid, false),
+            Enqueue::WakeupMigrated { from_min_vruntime } => {
+                ents[pid as usize].vruntime += rq.min_vruntime - from_min_vruntime;
+                self.place_entity(rq, ents, pid, false);
+            }
+            Enqueue::Migrated { from_min_vruntime } => {
+                ents[pid as usize].vruntime += rq.min_vruntime - from_min_vruntime;
+            }
+        }
+        let se = &mut ents[pid as usize];
+        se.on_rq = true;
+        rq.nr_running += 1;
+        rq.load += se.load.weight;
+        rq.tree.insert((se.vruntime, pid));
+    }
+
+    fn dequeue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, _how: Dequeue) {
+        let se = &mut ents[pid as usize];
+        if rq.curr == Some(pid) {
+            rq.curr = None;
+        } else {
+            rq.tree.remove(&(se.vruntime, pid));
+        }
+        if rq.skip == Some(pid) {
+            rq.skip = None;
+        }
+        se.on_rq = false;
+        rq.nr_running -= 1;
+        rq.load -= se.load.weight;
+        Self::update_min_vruntime(rq, ents);
+    }
+
+    fn pick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> Option<u32> {
+        let curr = rq.curr;
+        let before = |a: u32, b: u32| ents[a as usize].vruntime < ents[b as usize].vruntime;
+        let left = match (rq.first(), curr) {
+            (None, c) => c,
+            (Some(l), Some(c)) if before(c, l) => Some(c),
+            (l, _) => l,
+        }?;
+        let mut se = left;
+        if rq.skip == Some(se) {
+            // Avoid the yielding task if something else can run without being too unfair.
+            let second = if Some(se) == curr {
+                rq.first()
+            } else {
+                let next = rq.tree.range((ents[se as usize].vruntime, se + 1)..).next().map(|&(_, p)| p);
+                match (next, curr) {
+                    (None, c) => c,
+                    (Some(n), Some(c)) if before(c, n) => Some(c),
+                    (n, _) => n,
+                }
+            };
+            if let Some(s) = second {
+                if self.wakeup_preempt_entity(ents, s, left) < 1 {
+                    se = s;
+                }
+            }
+        }
+        if rq.skip == Some(se) {
+            rq.skip = None;
+        }
+        Some(se)
+    }
+
+    fn put_prev(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
+        let se = &ents[pid as usize];
+        if se.on_rq {
+            rq.tree.insert((se.vruntime, pid));
+        }
+        rq.curr = None;
+    }
+
+    fn set_next(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
+        let se = &mut ents[pid as usize];
+        rq.tree.remove(&(se.vruntime, pid));
+        rq.curr = Some(pid);
+        se.prev_sum_exec = se.sum_exec;
+    }
+
+    /// `check_preempt_tick`.
+    fn tick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
+        let Some(curr) = rq.curr else { return false };
+        if rq.nr_running <= 1 {
+            return false;
+        }
+        let ideal = self.sched_slice(rq, ents, curr);
+        let se = &ents[curr as usize];
+        let ran = se.sum_exec - se.prev_sum_exec;
+        if ran > ideal {
+            return true;
+        }
+        if ran < self.min_granularity {
+            return false;
+        }
+        let Some(left) = rq.first() else { return false };
+        let delta = se.vruntime - ents[left as usize].vruntime;
+        delta > ideal as i64
+    }
+
+    /// `check_preempt_wakeup`.
+    fn wakeup_preempt(&self, _rq: &mut FairRq, ents: &mut [Entity], curr: u32, woken: u32) -> bool {
+        let (c, w) = (&ents[curr as usize], &ents[woken as usize]);
+        if c.is_idle_policy() && !w.is_idle_policy() {
+            return true;
+        }
+        if w.policy != Policy::Other || !self.wakeup_preemption {
+            return false;
+        }
+        self.wakeup_preempt_entity(ents, curr, woken) == 1
+    }
+
+    fn yield_curr(&self, rq: &mut FairRq, _ents: &mut [Entity]) {
+        if rq.nr_running > 1 {
+            rq.skip = rq.curr;
+        }
+    }
+
+    fn slice_left(&self, rq: &FairRq, ents: &[Entity]) -> Option<Ns> {
+        let curr = rq.curr?;
+        let se = &ents[curr as usize];
+        Some(self.sched_slice(rq, ents, curr).saturating_sub(se.sum_exec - se.prev_sum_exec))
+    }
+}

@@ -1,0 +1,160 @@
+//! The scheduling classes, stacked as in Linux: RT (FIFO, RR) above the fair class,
+//! which comes in three flavours (cfs, eevdf, timeshare), above idle.
+//!
+//! The stop class is not modelled: the simulated kernel has no stopper work
+//! (migrations are done directly by the balancer).
+
+mod cfs;
+mod eevdf;
+mod rt;
+mod timeshare;
+
+use std::collections::BTreeSet;
+
+use schedlab_model::Ns;
+
+use crate::weights::LoadWeight;
+use crate::workload::Policy;
+
+pub(crate) use cfs::Cfs;
+pub(crate) use eevdf::Eevdf;
+pub(crate) use rt::RtRq;
+pub(crate) use timeshare::Timeshare;
+
+/// The scheduler's view of one task (`struct sched_entity` plus the policy fields of
+/// `task_struct`). Indexed by pid.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Entity {
+    pub policy: Policy,
+    pub nice: i8,
+    pub rt_priority: u8,
+    pub load: LoadWeight,
+    /// Virtual runtime (signed so that placement before zero needs no wrap-around).
+    pub vruntime: i64,
+    /// EEVDF virtual deadline.
+    pub deadline: i64,
+    /// EEVDF lag kept across a dequeue (and, while running, the RUN_TO_PARITY mark).
+    pub vlag: i64,
+    /// EEVDF requested slice.
+    pub slice: Ns,
+    /// The slice was set by `sched_attr.sched_runtime`.
+    pub custom_slice: bool,
+    /// The deadline is stored relative to vruntime (across a migration).
+    pub rel_deadline: bool,
+    /// CPU time consumed, and its value when the task was last picked.
+    pub sum_exec: Ns,
+    pub prev_sum_exec: Ns,
+    /// Queued on a run queue (running or waiting to run).
+    pub on_rq: bool,
+    /// RR: ticks left of the quantum.
+    pub rr_ticks_left: u64,
+    /// Timeshare: FIFO position within the priority level.
+    pub ts_seq: u64,
+}
+
+impl Default for LoadWeight {
+    fn default() -> Self {
+        LoadWeight::for_task(0, false)
+    }
+}
+
+impl Entity {
+    pub fn is_idle_policy(&self) -> bool {
+        self.policy == Policy::Idle
+    }
+}
+
+/// How a task arrives on a fair run queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Enqueue {
+    /// A new task (fork or workload start): `ENQUEUE_INITIAL`.
+    New,
+    /// A task waking up on the CPU it slept on.
+    Wakeup,
+    /// A task waking up on another CPU, whose queue had this `min_vruntime`.
+    WakeupMigrated { from_min_vruntime: i64 },
+    /// A runnable task moved by the balancer from a queue with this `min_vruntime`.
+    Migrated { from_min_vruntime: i64 },
+}
+
+/// How a task leaves a fair run queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dequeue {
+    /// It blocks or exits (`DEQUEUE_SLEEP`).
+    Sleep,
+    /// It moves to another CPU while runnable.
+    Migrate,
+}
+
+/// The per-CPU fair run queue (`struct cfs_rq`). The flavours share it; each uses the
+/// fields it needs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FairRq {
+    /// Queued entities that are not running, ordered by the flavour's key
+    /// (cfs: vruntime; eevdf: deadline; timeshare: priority and arrival).
+    pub tree: BTreeSet<(i64, u32)>,
+    /// EEVDF: the same entities ordered by vruntime (the kernel's augmented
+    /// `min_vruntime`).
+    pub by_vruntime: BTreeSet<(i64, u32)>,
+    /// The running entity of this class, if any (not in `tree`).
+    pub curr: Option<u32>,
+    /// Entities on the queue, including `curr`.
+    pub nr_running: u32,
+    /// Sum of their weights, including `curr`.
+    pub load: u64,
+    pub min_vruntime: i64,
+    /// EEVDF: Σ (vruntime − min_vruntime) · weight over the tree (not curr).
+    pub avg_vruntime: i128,
+    /// EEVDF: Σ weight over the tree (not curr).
+    pub avg_load: i64,
+    /// CFS: the skip buddy set by `sched_yield`.
+    pub skip: Option<u32>,
+    /// Timeshare: arrival counter.
+    pub seq: u64,
+}
+
+impl FairRq {
+    /// The key-ordered first queued entity.
+    pub fn first(&self) -> Option<u32> {
+        self.tree.first().map(|&(_, p)| p)
+    }
+
+    /// Entities waiting (not running) in key order, for the balancer.
+    pub fn queued(&self) -> impl DoubleEndedIterator<Item = u32> + '_ {
+        self.tree.iter().map(|&(_, p)| p)
+    }
+}
+
+/// One flavour of the fair class. The engine accounts CPU time (`sum_exec`) and calls
+/// [`FairClass::update_curr`] with each slice of it; everything else is the flavour's.
+pub(crate) trait FairClass {
+    /// Advances the running entity by `delta` ns of real time; true asks for a resched.
+    fn update_curr(&self, rq: &mut FairRq, ents: &mut [Entity], delta: Ns) -> bool;
+    /// Puts `pid` on the queue.
+    fn enqueue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, how: Enqueue);
+    /// Takes `pid` off the queue (it may be `curr`).
+    fn dequeue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, how: Dequeue);
+    /// The entity that should run next (may be `curr`).
+    fn pick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> Option<u32>;
+    /// `curr` stops running but stays queued.
+    fn put_prev(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32);
+    /// `pid` (queued) starts running.
+    fn set_next(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32);
+    /// The periodic tick while `curr` runs; true asks for a resched.
+    fn tick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool;
+    /// `woken` was just enqueued while `curr` runs: should it preempt?
+    fn wakeup_preempt(&self, rq: &mut FairRq, ents: &mut [Entity], curr: u32, woken: u32) -> bool;
+    /// `sched_yield()` by `curr`.
+    fn yield_curr(&self, rq: &mut FairRq, ents: &mut [Entity]);
+    /// Real time until `curr`'s slice ends (for HRTICK and exact quanta), if it has one.
+    fn slice_left(&self, rq: &FairRq, ents: &[Entity]) -> Option<Ns>;
+    /// Whether slices expire exactly (a timer) rather than at ticks unless HRTICK is on.
+    fn exact_slices(&self) -> bool {
+        false
+    }
+    /// The slice timer fired for `curr`; true asks for a resched (the kernel's HRTICK
+    /// tick with `queued` set always reschedules).
+    fn slice_end(&self, _rq: &mut FairRq, _ents: &mut [Entity]) -> bool {
+        true
+    }
+}

@@ -1,0 +1,121 @@
+//! Classic UNIX time sharing: round robin with a fixed quantum among the tasks of the
+//! highest static priority, the baseline papers 001 (100 ms) and 004 (150 ms) compare
+//! against.
+//!
+//! Decisions where "classic" is vague: the static priority is the nice value (lower
+//! runs first, strictly); a task gets a fresh quantum each time it is dispatched; a
+//! task whose quantum ends, that yields or that wakes goes to the tail of its level; a
+//! waking task preempts only a task of a strictly lower priority. Quanta end exactly
+//! (a timer), not at the next tick.
+
+use schedlab_model::Ns;
+
+use super::{Dequeue, Enqueue, Entity, FairClass, FairRq};
+
+/// Round robin with quantum `quantum`.
+pub(crate) struct Timeshare {
+    quantum: Ns,
+}
+
+impl Timeshare {
+    pub fn new(quantum: Ns) -> Self {
+        Timeshare { quantum }
+    }
+
+    fn key(se: &Entity) -> i64 {
+        ((i64::from(se.nice) + 20) << 48) | se.ts_seq as i64
+    }
+
+    /// Sends `pid` to the tail of its priority level.
+    fn to_tail(rq: &mut FairRq, se: &mut Entity) {
+        rq.seq += 1;
+        se.ts_seq = rq.seq;
+    }
+
+    fn rotate_curr(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
+        let Some(c) = rq.curr else { return false };
+        let se = &mut ents[c as usize];
+        if se.sum_exec - se.prev_sum_exec < self.quantum {
+            return false;
+        }
+        Self::to_tail(rq, se);
+        true
+    }
+}
+
+impl FairClass for Timeshare {
+    fn update_curr(&self, _rq: &mut FairRq, _ents: &mut [Entity], _delta: Ns) -> bool {
+        false
+    }
+
+    fn enqueue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, _how: Enqueue) {
+        let se = &mut ents[pid as usize];
+        Self::to_tail(rq, se);
+        se.on_rq = true;
+        rq.nr_running += 1;
+        rq.load += se.load.weight;
+        rq.tree.insert((Self::key(se), pid));
+    }
+
+    fn dequeue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, _how: Dequeue) {
+        let se = &mut ents[pid as usize];
+        if rq.curr == Some(pid) {
+            rq.curr = None;
+        } else {
+            rq.tree.remove(&(Self::key(se), pid));
+        }
+        se.on_rq = false;
+        rq.nr_running -= 1;
+        rq.load -= se.load.weight;
+    }
+
+    fn pick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> Option<u32> {
+        match (rq.tree.first(), rq.curr) {
+            (None, c) => c,
+            (Some(&(k, p)), Some(c)) => Some(if Self::key(&ents[c as usize]) < k { c } else { p }),
+            (Some(&(_, p)), None) => Some(p),
+        }
+    }
+
+    fn put_prev(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
+        let se = &ents[pid as usize];
+        if se.on_rq {
+            rq.tree.insert((Self::key(se), pid));
+        }
+        rq.curr = None;
+    }
+
+    fn set_next(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
+        let se = &mut ents[pid as usize];
+        rq.tree.remove(&(Self::key(se), pid));
+        rq.curr = Some(pid);
+        se.prev_sum_exec = se.sum_exec;
+    }
+
+    fn tick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
+        self.rotate_curr(rq, ents)
+    }
+
+    fn wakeup_preempt(&self, _rq: &mut FairRq, ents: &mut [Entity], curr: u32, woken: u32) -> bool {
+        ents[woken as usize].nice < ents[curr as usize].nice
+    }
+
+    fn yield_curr(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+        if let Some(c) = rq.curr {
+            Self::to_tail(rq, &mut ents[c as usize]);
+        }
+    }
+
+    fn slice_left(&self, rq: &FairRq, ents: &[Entity]) -> Option<Ns> {
+        let se = &ents[rq.curr? as usize];
+        Some(self.quantum.saturating_sub(se.sum_exec - se.prev_sum_exec))
+    }
+
+    fn exact_slices(&self) -> bool {
+        true
+    }
+
+    fn slice_end(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
+        self.rotate_curr(rq, ents)
+    }
+}

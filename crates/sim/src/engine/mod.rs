@@ -1,0 +1,686 @@
+//! The event-driven core: a queue of timed items ordered by (time, sequence), per-CPU
+//! run queues, the tick, and `schedule()`.
+//!
+//! Time only moves when an item is taken off the queue; everything an item causes
+//! (wake-ups, preemption, IPC) happens at that instant, and the CPUs marked for
+//! rescheduling are rescheduled before the next item.
+
+mod ipc;
+mod ops;
+mod smp;
+mod task;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState};
+
+use crate::class::{Dequeue, Enqueue, Entity, FairClass, FairRq, RtRq};
+use crate::config::{SimConfig, Tunables};
+use crate::program::Program;
+use crate::report::{Percentiles, Report, TaskReport};
+use crate::weights::LoadWeight;
+use crate::workload::{Policy, Workload};
+use crate::SimError;
+
+use ipc::Object;
+use task::{Phase, State, Task, Wait};
+
+/// Items are processed this many at one instant before the run is declared stuck
+/// (a program that loops without using time).
+const STALL_LIMIT: u64 = 50_000_000;
+
+/// What a queued item does when its time comes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Item {
+    /// A workload task starts.
+    Start(u32),
+    /// A running task finishes the CPU work of its current step.
+    Step { pid: u32, gen: u32 },
+    /// A blocked task's timer expires.
+    Timer { pid: u32, gen: u32 },
+    /// The periodic tick of a CPU.
+    Tick(u32),
+    /// The slice timer of a CPU (HRTICK, or the timeshare quantum).
+    SliceEnd { cpu: u32, gen: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Queued {
+    time: Ns,
+    seq: u64,
+    item: Item,
+}
+
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.time, self.seq).cmp(&(other.time, other.seq))
+    }
+}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A CPU's run queue (`struct rq`).
+#[derive(Debug, Default)]
+struct Rq {
+    /// The running task, 0 when idle.
+    curr: u32,
+    fair: FairRq,
+    rt: RtRq,
+    /// Runnable tasks on this CPU, the running one included.
+    nr_running: u32,
+    /// When the running task's CPU time was last accounted.
+    exec_start: Ns,
+    busy_ns: Ns,
+    tick_armed: bool,
+    slice_gen: u32,
+    next_balance: Ns,
+    balance_failed: u32,
+}
+
+/// The simulated machine, generic over the fair-class flavour.
+pub(crate) struct Engine<'a, F: FairClass> {
+    now: Ns,
+    t: Tunables,
+    cpus: u32,
+    fair: F,
+    queue: BinaryHeap<Reverse<Queued>>,
+    seq: u64,
+    events: u64,
+    programs: &'a [Program],
+    workload: &'a Workload,
+    tasks: Vec<Task>,
+    ents: Vec<Entity>,
+    rqs: Vec<Rq>,
+    objs: Vec<Object>,
+    sink: Option<&'a mut dyn EventSink>,
+    resched_mask: u64,
+    rng: Pcg64Mcg,
+    /// Tasks not yet dead (including those not started).
+    alive: u32,
+    last_exit: Ns,
+    context_switches: u64,
+    migrations: u64,
+    rr_ticks: u64,
+}
+
+impl<'a, F: FairClass> Engine<'a, F> {
+    pub fn new(
+        workload: &'a Workload,
+        config: &SimConfig,
+        fair: F,
+        sink: Option<&'a mut dyn EventSink>,
+    ) -> Result<Self, SimError> {
+        if !(1..=64).contains(&config.cpus) {
+            return Err(SimError::Config(format!("{} CPUs: the simulator supports 1 to 64", config.cpus)));
+        }
+        workload.validate(config.cpus).map_err(SimError::Workload)?;
+        let t = config.tunables.clone();
+        let all_cpus = if config.cpus == 64 { u64::MAX } else { (1u64 << config.cpus) - 1 };
+        let rr_ticks = (t.rr_timeslice_ns / t.tick_ns()).max(1);
+        let objs = workload.objects.iter().enumerate().map(|(i, o)| Object::new(i as u32, o, &t)).collect();
+        let mut e = Engine {
+            now: 0,
+            cpus: config.cpus,
+            fair,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            events: 0,
+            programs: &workload.programs,
+            workload,
+            tasks: Vec::with_capacity(workload.tasks.len() + 1),
+            ents: Vec::with_capacity(workload.tasks.len() + 1),
+            rqs: (0..config.cpus).map(|_| Rq::default()).collect(),
+            objs,
+            sink,
+            resched_mask: 0,
+            rng: Pcg64Mcg::seed_from_u64(config.seed),
+            alive: 0,
+            last_exit: 0,
+            context_switches: 0,
+            migrations: 0,
+            rr_ticks,
+            t,
+        };
+        // Pid 0 is the idle task.
+        e.tasks.push(Task::new(0, "swapper".into(), 0, Vec::new(), all_cpus));
+        e.ents.push(Entity::default());
+        for (i, spec) in workload.tasks.iter().enumerate() {
+            let pid = i as u32 + 1;
+            let affinity = spec.affinity.as_ref().map_or(all_cpus, |cpus| cpus.iter().fold(0, |m, &c| m | 1 << c));
+            let name = if spec.name.is_empty() { workload.programs[spec.program as usize].comm.clone() } else { spec.name.clone() };
+            let mut task = Task::new(pid, name, spec.program, spec.fds.clone(), affinity);
+            task.tgid = spec.thread_of.map_or(pid, |p| p + 1);
+            e.tasks.push(task);
+            let ent = e.new_entity(spec.policy, spec.nice, spec.rt_priority, spec.slice_ns);
+            e.ents.push(ent);
+            for fd in &spec.fds {
+                e.objs[fd.object as usize].adjust_ends(fd.end, 1, &mut Vec::new());
+            }
+            e.alive += 1;
+            e.push(spec.start_ns, Item::Start(pid));
+        }
+        Ok(e)
+    }
+
+    fn new_entity(&self, policy: Policy, nice: i8, rt_priority: u8, slice: Option<Ns>) -> Entity {
+        Entity {
+            policy,
+            nice,
+            rt_priority,
+            load: LoadWeight::for_task(nice, policy == Policy::Idle),
+            slice: slice.map_or(self.t.base_slice_ns, |s| s.clamp(100_000, 100_000_000)),
+            custom_slice: slice.is_some(),
+            rr_ticks_left: self.rr_ticks,
+            ..Entity::default()
+        }
+    }
+
+    fn push(&mut self, time: Ns, item: Item) {
+        self.seq += 1;
+        self.queue.push(Reverse(Queued { time, seq: self.seq, item }));
+    }
+
+    /// Sends an event to the sink, building it only when there is one.
+    fn emit(&mut self, build: impl FnOnce(&Self) -> EventKind) {
+        if self.sink.is_some() {
+            let event = Event { time: self.now, kind: build(self) };
+            if let Some(sink) = self.sink.as_mut() {
+                sink.event(&event);
+            }
+        }
+    }
+
+    /// Runs until every task has exited, nothing can happen any more, or the
+    /// workload's duration has passed.
+    pub fn run(mut self) -> Result<Report, SimError> {
+        let wall = Instant::now();
+        let mut stalled = 0u64;
+        while let Some(Reverse(q)) = self.queue.pop() {
+            if self.workload.duration_ns.is_some_and(|d| q.time > d) {
+                self.now = self.workload.duration_ns.unwrap_or(q.time);
+                break;
+            }
+            self.events += 1;
+            if q.time > self.now {
+                self.now = q.time;
+                stalled = 0;
+            } else {
+                stalled += 1;
+                if stalled > STALL_LIMIT {
+                    return Err(SimError::Workload(format!(
+                        "no progress at t={} ns: a program loops without using time",
+                        self.now
+                    )));
+                }
+            }
+            match q.item {
+                Item::Start(pid) => self.start_task(pid),
+                Item::Step { pid, gen } => self.on_step(pid, gen),
+                Item::Timer { pid, gen } => self.on_timer(pid, gen),
+                Item::Tick(cpu) => self.on_tick(cpu),
+                Item::SliceEnd { cpu, gen } => self.on_slice_end(cpu, gen),
+            }
+            self.flush_resched();
+            if self.alive == 0 {
+                break;
+            }
+        }
+        Ok(self.report(wall.elapsed().as_nanos() as Ns))
+    }
+
+    // ---- accounting -------------------------------------------------------------
+
+    fn is_rt(&self, pid: u32) -> bool {
+        self.ents[pid as usize].policy.is_rt()
+    }
+
+    /// A class-ordered priority: 0 idle, 1 fair, 1 + rt_priority for RT.
+    fn class_prio(&self, pid: u32) -> u32 {
+        match pid {
+            0 => 0,
+            p if self.is_rt(p) => 1 + u32::from(self.ents[p as usize].rt_priority),
+            _ => 1,
+        }
+    }
+
+    /// Charges the running task of `cpu` with the CPU time since the last accounting
+    /// (`update_curr`).
+    fn account(&mut self, cpu: u32) {
+        let rq = &mut self.rqs[cpu as usize];
+        let curr = rq.curr;
+        if curr == 0 {
+            return;
+        }
+        let delta = self.now - rq.exec_start;
+        if delta == 0 {
+            return;
+        }
+        rq.exec_start = self.now;
+        rq.busy_ns += delta;
+        self.ents[curr as usize].sum_exec += delta;
+        if !self.ents[curr as usize].policy.is_rt() && self.fair.update_curr(&mut rq.fair, &mut self.ents, delta) {
+            self.resched(cpu);
+        }
+    }
+
+    fn resched(&mut self, cpu: u32) {
+        self.resched_mask |= 1 << cpu;
+    }
+
+    fn flush_resched(&mut self) {
+        while self.resched_mask != 0 {
+            let cpu = self.resched_mask.trailing_zeros();
+            self.resched_mask &= !(1 << cpu);
+            self.schedule(cpu);
+        }
+    }
+
+    // ---- run-queue membership ---------------------------------------------------
+
+    fn enqueue(&mut self, pid: u32, cpu: u32, how: Enqueue) {
+        self.account(cpu);
+        self.tasks[pid as usize].cpu = cpu;
+        let rq = &mut self.rqs[cpu as usize];
+        rq.nr_running += 1;
+        let e = &self.ents[pid as usize];
+        if e.policy.is_rt() {
+            rq.rt.enqueue(pid, e.rt_priority, false);
+        } else {
+            self.fair.enqueue(&mut rq.fair, &mut self.ents, pid, how);
+        }
+    }
+
+    fn dequeue(&mut self, pid: u32, how: Dequeue) {
+        let cpu = self.tasks[pid as usize].cpu;
+        self.account(cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        rq.nr_running -= 1;
+        let e = &self.ents[pid as usize];
+        if e.policy.is_rt() {
+            if rq.curr != pid {
+                rq.rt.dequeue(pid, e.rt_priority);
+            }
+        } else {
+            self.fair.dequeue(&mut rq.fair, &mut self.ents, pid, how);
+        }
+    }
+
+    /// `wakeup_preempt`: should `woken`, just queued on `cpu`, preempt what runs there?
+    fn check_preempt(&mut self, cpu: u32, woken: u32) {
+        if self.resched_mask & (1 << cpu) != 0 {
+            return;
+        }
+        let curr = self.rqs[cpu as usize].curr;
+        let (cp, wp) = (self.class_prio(curr), self.class_prio(woken));
+        if wp > cp {
+            self.resched(cpu);
+        } else if wp == 1 && cp == 1 {
+            self.account(cpu);
+            let rq = &mut self.rqs[cpu as usize];
+            if self.fair.wakeup_preempt(&mut rq.fair, &mut self.ents, curr, woken) {
+                self.resched(cpu);
+            }
+        }
+    }
+
+    // ---- schedule() -------------------------------------------------------------
+
+    /// Picks the next task of `cpu` and switches to it.
+    fn schedule(&mut self, cpu: u32) {
+        let prev = self.rqs[cpu as usize].curr;
+        self.account(cpu);
+        let prev_runnable = prev != 0 && self.tasks[prev as usize].state == State::Running;
+        let next = self.pick_next(cpu, prev, prev_runnable);
+        if next != prev {
+            self.switch(cpu, prev, next);
+        } else if next != 0 && !self.tasks[next as usize].step_queued {
+            self.start_stint(next);
+        }
+        if next != 0 {
+            self.arm_slice(cpu);
+        }
+        if self.rqs[cpu as usize].rt.nr_queued > 0 {
+            self.push_rt(cpu);
+        }
+    }
+
+    /// `pick_next_task`: RT first, then the fair class, else pull work (newly idle
+    /// balance), else idle.
+    fn pick_next(&mut self, cpu: u32, prev: u32, prev_runnable: bool) -> u32 {
+        if prev_runnable && self.is_rt(prev) {
+            let t = &mut self.tasks[prev as usize];
+            let head = !std::mem::take(&mut t.requeue_tail);
+            self.rqs[cpu as usize].rt.enqueue(prev, self.ents[prev as usize].rt_priority, head);
+        }
+        let rq = &mut self.rqs[cpu as usize];
+        if let Some((p, prio)) = rq.rt.first() {
+            rq.rt.dequeue(p, prio);
+            if let Some(c) = rq.fair.curr {
+                self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
+            }
+            return p;
+        }
+        if let Some(p) = self.fair.pick(&mut rq.fair, &mut self.ents) {
+            if rq.fair.curr != Some(p) {
+                if let Some(c) = rq.fair.curr {
+                    self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
+                }
+                self.fair.set_next(&mut rq.fair, &mut self.ents, p);
+            }
+            return p;
+        }
+        if self.newidle_balance(cpu) {
+            return self.pick_next(cpu, 0, false);
+        }
+        0
+    }
+
+    fn switch(&mut self, cpu: u32, prev: u32, next: u32) {
+        let now = self.now;
+        let mut prev_state = PrevState::Runnable;
+        if prev != 0 {
+            let t = &mut self.tasks[prev as usize];
+            t.last_ran = now;
+            match t.state {
+                State::Running => {
+                    t.state = State::Runnable;
+                    t.stats.nivcsw += 1;
+                    t.stats.since = now;
+                    self.save_progress(prev);
+                }
+                State::Blocked => {
+                    t.stats.nvcsw += 1;
+                    prev_state = PrevState::Blocked;
+                }
+                _ => prev_state = PrevState::Dead,
+            }
+        }
+        self.emit(|_| EventKind::Switch { cpu, prev: Pid(prev), prev_state, next: Pid(next) });
+        self.context_switches += 1;
+        let rq = &mut self.rqs[cpu as usize];
+        rq.curr = next;
+        rq.exec_start = now;
+        if next != 0 {
+            let cs = self.t.context_switch_ns;
+            let t = &mut self.tasks[next as usize];
+            t.stats.wait_ns += now - t.stats.since;
+            t.state = State::Running;
+            if let Some(w) = t.stats.woken_at.take() {
+                t.stats.wakeup_latency.saturating_record(now - w);
+            }
+            t.overhead += cs;
+            self.start_stint(next);
+            self.arm_tick(cpu);
+        }
+    }
+
+    /// Stops the running task's stint: what it did of its step is kept, its queued
+    /// completion is cancelled.
+    fn save_progress(&mut self, pid: u32) {
+        let now = self.now;
+        let t = &mut self.tasks[pid as usize];
+        let ran = now - t.step_started;
+        let ov = ran.min(t.overhead);
+        t.overhead -= ov;
+        t.work = t.work.saturating_sub(ran - ov);
+        t.gen = t.gen.wrapping_add(1);
+        t.step_queued = false;
+    }
+
+    /// Starts a stint of the running task's current step: its completion is queued.
+    fn start_stint(&mut self, pid: u32) {
+        let now = self.now;
+        let t = &mut self.tasks[pid as usize];
+        t.step_started = now;
+        if t.phase == Phase::Compute && t.spin_until > 0 {
+            t.work = t.spin_until.saturating_sub(now + t.overhead);
+        }
+        t.gen = t.gen.wrapping_add(1);
+        t.step_queued = true;
+        let (at, gen) = (now + t.overhead + t.work, t.gen);
+        self.push(at, Item::Step { pid, gen });
+    }
+
+    // ---- timers -----------------------------------------------------------------
+
+    fn arm_tick(&mut self, cpu: u32) {
+        let rq = &mut self.rqs[cpu as usize];
+        if !rq.tick_armed {
+            rq.tick_armed = true;
+            let tick = self.t.tick_ns();
+            let at = (self.now / tick + 1) * tick;
+            self.push(at, Item::Tick(cpu));
+        }
+    }
+
+    /// Arms the slice timer of the running fair task when slices end exactly.
+    fn arm_slice(&mut self, cpu: u32) {
+        let rq = &mut self.rqs[cpu as usize];
+        let curr = rq.curr;
+        if self.ents[curr as usize].policy.is_rt() || !(self.t.hrtick || self.fair.exact_slices()) {
+            return;
+        }
+        if let Some(left) = self.fair.slice_left(&rq.fair, &self.ents) {
+            rq.slice_gen = rq.slice_gen.wrapping_add(1);
+            let (at, gen) = (self.now + left, rq.slice_gen);
+            self.push(at, Item::SliceEnd { cpu, gen });
+        }
+    }
+
+    /// `scheduler_tick`: account, let the class decide on preemption, balance load.
+    /// An idle CPU stops its tick (NOHZ idle).
+    fn on_tick(&mut self, cpu: u32) {
+        let curr = self.rqs[cpu as usize].curr;
+        if curr == 0 {
+            self.rqs[cpu as usize].tick_armed = false;
+            return;
+        }
+        self.account(cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        let e = &mut self.ents[curr as usize];
+        if e.policy == Policy::Rr {
+            // task_tick_rt: the quantum is counted in ticks; when it ends, the task goes
+            // to the tail only if another task of its priority is waiting.
+            e.rr_ticks_left = e.rr_ticks_left.saturating_sub(1);
+            if e.rr_ticks_left == 0 {
+                e.rr_ticks_left = self.rr_ticks;
+                if rq.rt.queued_at(e.rt_priority) > 0 {
+                    self.tasks[curr as usize].requeue_tail = true;
+                    self.resched(cpu);
+                }
+            }
+        } else if !e.policy.is_rt() && self.fair.tick(&mut rq.fair, &mut self.ents) {
+            self.resched(cpu);
+        }
+        if self.now >= self.rqs[cpu as usize].next_balance {
+            self.rqs[cpu as usize].next_balance = self.now + self.t.balance_interval_ns;
+            self.periodic_balance(cpu);
+        }
+        let at = self.now + self.t.tick_ns();
+        self.push(at, Item::Tick(cpu));
+    }
+
+    fn on_slice_end(&mut self, cpu: u32, gen: u32) {
+        let rq = &self.rqs[cpu as usize];
+        if rq.slice_gen != gen || rq.curr == 0 || self.is_rt(rq.curr) {
+            return;
+        }
+        self.account(cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        if self.fair.slice_end(&mut rq.fair, &mut self.ents) {
+            self.resched(cpu);
+        }
+    }
+
+    fn on_step(&mut self, pid: u32, gen: u32) {
+        let t = &mut self.tasks[pid as usize];
+        if t.gen != gen || t.state != State::Running {
+            return;
+        }
+        t.step_queued = false;
+        t.overhead = 0;
+        t.work = 0;
+        t.spin_until = 0;
+        let cpu = t.cpu;
+        self.account(cpu);
+        self.step_done(pid);
+    }
+
+    fn on_timer(&mut self, pid: u32, gen: u32) {
+        let t = &self.tasks[pid as usize];
+        if t.gen != gen || t.state != State::Blocked {
+            return;
+        }
+        let phase = match t.wait {
+            Wait::Io => Phase::Compute,
+            Wait::Signal => Phase::Completed(-11), // EAGAIN: sigtimedwait timed out
+            _ => Phase::Completed(0),
+        };
+        self.wake(pid, 0, phase);
+    }
+
+    // ---- task life ----------------------------------------------------------------
+
+    fn start_task(&mut self, pid: u32) {
+        let now = self.now;
+        let t = &mut self.tasks[pid as usize];
+        t.state = State::Runnable;
+        t.stats.started = now;
+        t.stats.since = now;
+        let prev = t.cpu;
+        self.emit(|e| {
+            let t = &e.tasks[pid as usize];
+            let p = &e.programs[t.program as usize];
+            EventKind::Exec {
+                pid: Pid(pid),
+                tgid: Pid(t.tgid),
+                comm: p.comm.chars().take(15).collect(),
+                path: p.path.clone(),
+            }
+        });
+        let cpu = self.select_cpu(pid, prev);
+        self.enqueue(pid, cpu, Enqueue::New);
+        self.check_preempt(cpu, pid);
+    }
+
+    /// Blocks the running task `pid` (it is switched out at the next `schedule`).
+    fn block(&mut self, pid: u32, wait: Wait, on: Option<schedlab_model::Resource>, until: Option<Ns>) {
+        let now = self.now;
+        let t = &mut self.tasks[pid as usize];
+        t.state = State::Blocked;
+        t.wait = wait;
+        t.blocked_on = on;
+        t.stats.since = now;
+        let cpu = t.cpu;
+        self.emit(|_| EventKind::Block { pid: Pid(pid), resource: on });
+        self.dequeue(pid, Dequeue::Sleep);
+        if let Some(at) = until {
+            let t = &mut self.tasks[pid as usize];
+            t.gen = t.gen.wrapping_add(1);
+            let gen = t.gen;
+            self.push(at, Item::Timer { pid, gen });
+        }
+        self.resched(cpu);
+    }
+
+    /// `try_to_wake_up`: makes a blocked task runnable on the CPU chosen for it;
+    /// `phase` says how it resumes its operation.
+    fn wake(&mut self, pid: u32, waker: u32, phase: Phase) {
+        let now = self.now;
+        let t = &mut self.tasks[pid as usize];
+        if t.state != State::Blocked {
+            return;
+        }
+        t.gen = t.gen.wrapping_add(1);
+        t.phase = phase;
+        t.blocked_on = None;
+        t.stats.sleep_ns += now - t.stats.since;
+        t.stats.since = now;
+        t.stats.wakeups += 1;
+        t.stats.woken_at = Some(now);
+        t.state = State::Runnable;
+        let prev = t.cpu;
+        let cpu = self.select_cpu(pid, prev);
+        let how = if cpu == prev {
+            Enqueue::Wakeup
+        } else {
+            self.count_migration(pid);
+            Enqueue::WakeupMigrated { from_min_vruntime: self.rqs[prev as usize].fair.min_vruntime }
+        };
+        self.emit(|_| EventKind::Wakeup { waker: Pid(waker), wakee: Pid(pid), cpu });
+        self.enqueue(pid, cpu, how);
+        self.check_preempt(cpu, pid);
+    }
+
+    fn count_migration(&mut self, pid: u32) {
+        let t = &mut self.tasks[pid as usize];
+        t.stats.migrations += 1;
+        t.overhead += self.t.migration_ns;
+        self.migrations += 1;
+    }
+
+    // ---- report -------------------------------------------------------------------
+
+    fn report(self, wall_ns: Ns) -> Report {
+        let end = self.now;
+        let makespan = if self.alive == 0 { self.last_exit } else { end };
+        let tasks = self.tasks[1..]
+            .iter()
+            .map(|t| {
+                let e = &self.ents[t.pid as usize];
+                let (mut wait, mut sleep) = (t.stats.wait_ns, t.stats.sleep_ns);
+                match t.state {
+                    State::Runnable => wait += end - t.stats.since,
+                    State::Blocked => sleep += end - t.stats.since,
+                    _ => {}
+                }
+                let h = &t.stats.wakeup_latency;
+                let latency = if h.is_empty() {
+                    Percentiles::default()
+                } else {
+                    Percentiles { p50: h.value_at_quantile(0.5), p99: h.value_at_quantile(0.99), max: h.max() }
+                };
+                TaskReport {
+                    name: t.name.clone(),
+                    pid: t.pid,
+                    ppid: t.ppid,
+                    policy: e.policy.name(),
+                    nice: e.nice,
+                    rt_priority: e.rt_priority,
+                    runtime_ns: e.sum_exec,
+                    wait_ns: wait,
+                    sleep_ns: sleep,
+                    turnaround_ns: t.stats.exited.unwrap_or(end).saturating_sub(t.stats.started),
+                    exited: t.stats.exited.is_some(),
+                    nvcsw: t.stats.nvcsw,
+                    nivcsw: t.stats.nivcsw,
+                    migrations: t.stats.migrations,
+                    wakeups: t.stats.wakeups,
+                    wakeup_latency_ns: latency,
+                }
+            })
+            .collect();
+        Report {
+            workload: self.workload.name.clone(),
+            cpus: self.cpus,
+            fair: "",
+            seed: 0,
+            makespan_ns: makespan,
+            events: self.events,
+            wall_ns,
+            events_per_sec: self.events as f64 / (wall_ns.max(1) as f64 / 1e9),
+            context_switches: self.context_switches,
+            migrations: self.migrations,
+            cpu_busy_ns: self.rqs.iter().map(|r| r.busy_ns).collect(),
+            tasks,
+        }
+    }
+}

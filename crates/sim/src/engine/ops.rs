@@ -1,0 +1,445 @@
+//! Running programs: each operation's CPU cost, its system-call events, and its effect
+//! on IPC objects, timers, signals and children.
+
+use rand::Rng;
+use schedlab_model::{EventKind, Ns, Pid, Resource, Syscall, SyscallArgs};
+
+use super::ipc::Attempt;
+use super::task::{LoopFrame, Phase, State, Task, Wait};
+use super::Engine;
+use crate::class::{Dequeue, Enqueue, FairClass};
+use crate::program::{FlockOp, Op, SignalTarget};
+
+const ECHILD: i64 = -10;
+const ESRCH: i64 = -3;
+const EINTR: i64 = -4;
+const EBADF: i64 = -9;
+
+/// The system call an operation makes, with the arguments the event stream reports.
+fn syscall_of(op: &Op, t: &Task) -> (u32, SyscallArgs) {
+    let fd = |fd: u16| Some(i32::from(fd) + 3); // after stdin, stdout, stderr
+    let sysv = |fd: u16| t.fds.get(fd as usize).map(|f| f.object as i32);
+    let a = SyscallArgs::default();
+    match *op {
+        Op::Sleep(_) | Op::Timer { .. } => (Syscall::ClockNanosleep.nr(), a),
+        Op::Yield => (Syscall::SchedYield.nr(), a),
+        Op::Fork { thread: true, .. } => (Syscall::Clone.nr(), a),
+        Op::Fork { .. } => (Syscall::Fork.nr(), a),
+        Op::Wait => (Syscall::Wait4.nr(), SyscallArgs { target_pid: Some(-1), ..a }),
+        Op::Write { fd: f, bytes } => {
+            (Syscall::Write.nr(), SyscallArgs { fd: fd(f), count: Some(i64::from(bytes - t.progress)), ..a })
+        }
+        Op::Read { fd: f, bytes } => {
+            (Syscall::Read.nr(), SyscallArgs { fd: fd(f), count: Some(i64::from(bytes - t.progress)), ..a })
+        }
+        Op::SemOp { fd: f, delta, .. } => {
+            (Syscall::Semop.nr(), SyscallArgs { sysv_id: sysv(f), count: Some(i64::from(delta)), ..a })
+        }
+        Op::MsgSnd { fd: f, bytes } => {
+            (Syscall::Msgsnd.nr(), SyscallArgs { sysv_id: sysv(f), count: Some(i64::from(bytes)), ..a })
+        }
+        Op::MsgRcv { fd: f } => (Syscall::Msgrcv.nr(), SyscallArgs { sysv_id: sysv(f), ..a }),
+        Op::Kill { sig, .. } => (Syscall::Kill.nr(), SyscallArgs { signal: Some(i32::from(sig)), ..a }),
+        Op::Pause => (Syscall::Pause.nr(), a),
+        Op::SigTimedWait { .. } => (Syscall::RtSigtimedwait.nr(), a),
+        Op::Flock { fd: f, op } => {
+            let raw = match op {
+                FlockOp::Shared => 1,
+                FlockOp::Exclusive => 2,
+                FlockOp::Unlock => 8,
+            };
+            (Syscall::Flock.nr(), SyscallArgs { fd: fd(f), flock_op: Some(raw), ..a })
+        }
+        Op::Syscall { nr } => (nr, a),
+        Op::Compute(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
+            (Syscall::ExitGroup.nr(), a)
+        }
+    }
+}
+
+impl<F: FairClass> Engine<'_, F> {
+    fn op(&self, pid: u32) -> Option<Op> {
+        let t = &self.tasks[pid as usize];
+        self.programs[t.program as usize].ops.get(t.pc as usize).copied()
+    }
+
+    fn jitter(&mut self, ns: Ns) -> Ns {
+        let pct = self.t.jitter_pct;
+        if pct == 0 || ns == 0 {
+            return ns;
+        }
+        let spread = ns * pct / 100;
+        self.rng.random_range(ns - spread..=ns + spread)
+    }
+
+    /// The running task finished the CPU work of its current step.
+    pub(super) fn step_done(&mut self, pid: u32) {
+        match self.tasks[pid as usize].phase {
+            Phase::Next => self.run_ops(pid),
+            Phase::Compute => {
+                self.next_op(pid);
+                self.run_ops(pid);
+            }
+            Phase::Syscall | Phase::Retry => self.attempt(pid),
+            Phase::Completed(ret) => self.finish_syscall(pid, ret),
+        }
+    }
+
+    fn next_op(&mut self, pid: u32) {
+        let t = &mut self.tasks[pid as usize];
+        t.pc += 1;
+        t.progress = 0;
+        t.phase = Phase::Next;
+    }
+
+    /// Interprets operations from `pc` until one needs CPU time, blocks, or exits.
+    fn run_ops(&mut self, pid: u32) {
+        loop {
+            let Some(op) = self.op(pid) else {
+                self.exit_task(pid);
+                return;
+            };
+            let t = &mut self.tasks[pid as usize];
+            match op {
+                Op::Loop { count } => {
+                    let left = if count == 0 { u32::MAX } else { count };
+                    t.loops.push(LoopFrame { start: t.pc, left });
+                    t.pc += 1;
+                }
+                Op::LoopEnd => {
+                    let f = t.loops.last_mut().expect("validated: LoopEnd closes a Loop");
+                    if f.left != u32::MAX {
+                        f.left -= 1;
+                    }
+                    if f.left > 0 {
+                        t.pc = f.start + 1;
+                    } else {
+                        t.loops.pop();
+                        t.pc += 1;
+                    }
+                }
+                Op::Compute(ns) => {
+                    let work = self.jitter(ns);
+                    let t = &mut self.tasks[pid as usize];
+                    t.work = work;
+                    t.phase = Phase::Compute;
+                    self.start_stint(pid);
+                    return;
+                }
+                Op::Spin(ns) => {
+                    t.spin_until = self.now + ns.max(1);
+                    t.phase = Phase::Compute;
+                    self.start_stint(pid);
+                    return;
+                }
+                Op::Io(ns) => {
+                    let until = self.now + self.jitter(ns);
+                    self.block(pid, Wait::Io, None, Some(until));
+                    return;
+                }
+                Op::Exit => {
+                    self.exit_task(pid);
+                    return;
+                }
+                _ => {
+                    self.enter_syscall(pid, &op);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Emits the entry of `op`'s system call and charges its cost (entry, exit and the
+    /// copy of the bytes it moves).
+    fn enter_syscall(&mut self, pid: u32, op: &Op) {
+        let bytes = match *op {
+            Op::Write { bytes, .. } | Op::Read { bytes, .. } => bytes - self.tasks[pid as usize].progress,
+            Op::MsgSnd { bytes, .. } => bytes,
+            _ => 0,
+        };
+        self.emit(|e| {
+            let (nr, args) = syscall_of(op, &e.tasks[pid as usize]);
+            EventKind::SyscallEnter { pid: Pid(pid), nr, args }
+        });
+        let cost = self.t.syscall_ns + u64::from(bytes) * self.t.copy_ns_per_kib / 1024;
+        let t = &mut self.tasks[pid as usize];
+        t.work = cost;
+        t.phase = Phase::Syscall;
+        self.start_stint(pid);
+    }
+
+    /// Emits the system call's exit; the operation is over and the next one starts.
+    fn finish_syscall(&mut self, pid: u32, ret: i64) {
+        self.exit_event(pid, ret);
+        self.next_op(pid);
+        self.run_ops(pid);
+    }
+
+    fn exit_event(&mut self, pid: u32, ret: i64) {
+        self.emit(|e| {
+            let t = &e.tasks[pid as usize];
+            let op = e.programs[t.program as usize].ops[t.pc as usize];
+            EventKind::SyscallExit { pid: Pid(pid), nr: syscall_of(&op, t).0, ret }
+        });
+    }
+
+    /// Wakes every task in `pids` (woken by `waker`), each resuming with `phase`.
+    fn wake_list(&mut self, waker: u32, pids: &[u32], phase: Phase) {
+        for &p in pids {
+            self.wake(p, waker, phase);
+        }
+    }
+
+    fn fd_target(&self, pid: u32, fd: u16) -> Option<crate::FdTarget> {
+        self.tasks[pid as usize].fds.get(fd as usize).copied()
+    }
+
+    /// Performs the effect of the system call at `pc`, whose entry cost is paid.
+    fn attempt(&mut self, pid: u32) {
+        let op = self.op(pid).expect("a system call is in progress");
+        let now = self.now;
+        let mut wake = Vec::new();
+        match op {
+            Op::Sleep(ns) => self.block(pid, Wait::Timer, None, Some(now + ns)),
+            Op::Timer { slot, period } => {
+                let t = &mut self.tasks[pid as usize];
+                if t.timers.len() <= slot as usize {
+                    t.timers.resize(slot as usize + 1, None);
+                }
+                let next = t.timers[slot as usize].map_or(now + period, |n| n + period);
+                t.timers[slot as usize] = Some(next);
+                if next > now {
+                    self.block(pid, Wait::Timer, None, Some(next));
+                } else {
+                    self.finish_syscall(pid, 0);
+                }
+            }
+            Op::Yield => self.do_yield(pid),
+            Op::Fork { program, thread } => {
+                let child = self.fork(pid, program, thread);
+                self.finish_syscall(pid, i64::from(child));
+            }
+            Op::Wait => {
+                let t = &mut self.tasks[pid as usize];
+                if t.zombies > 0 {
+                    t.zombies -= 1;
+                    self.finish_syscall(pid, 0);
+                } else if t.children == 0 {
+                    self.finish_syscall(pid, ECHILD);
+                } else {
+                    self.block(pid, Wait::Child, Some(Resource::Signal { pid }), None);
+                }
+            }
+            Op::Write { fd, bytes } => {
+                let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
+                let done = self.tasks[pid as usize].progress;
+                match self.objs[target.object as usize].write(pid, target, bytes, done, &mut wake) {
+                    Attempt::Done(n) if n > 0 => {
+                        self.wake_list(pid, &wake, Phase::Retry);
+                        let t = &mut self.tasks[pid as usize];
+                        t.progress += n as u32;
+                        if t.progress < bytes {
+                            // The rest waits for room inside the same call.
+                            self.attempt(pid);
+                        } else {
+                            self.finish_syscall(pid, i64::from(bytes));
+                        }
+                    }
+                    Attempt::Done(err) => self.finish_syscall(pid, err),
+                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
+                }
+            }
+            Op::Read { fd, bytes } => {
+                let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
+                let want = bytes - self.tasks[pid as usize].progress;
+                match self.objs[target.object as usize].read(pid, target, want, &mut wake) {
+                    Attempt::Done(n) if n > 0 => {
+                        self.wake_list(pid, &wake, Phase::Retry);
+                        self.tasks[pid as usize].progress += n as u32;
+                        if self.tasks[pid as usize].progress < bytes {
+                            // Short read: the program reads again for the rest.
+                            self.exit_event(pid, n);
+                            self.enter_syscall(pid, &op);
+                        } else {
+                            self.finish_syscall(pid, n);
+                        }
+                    }
+                    Attempt::Done(ret) => self.finish_syscall(pid, ret),
+                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
+                }
+            }
+            Op::SemOp { fd, num, delta } => {
+                let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
+                let id = target.object as i32;
+                match self.objs[target.object as usize].semop(pid, id, num, delta, &mut wake) {
+                    Attempt::Done(ret) => {
+                        self.wake_list(pid, &wake, Phase::Completed(0));
+                        self.finish_syscall(pid, ret);
+                    }
+                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
+                }
+            }
+            Op::MsgSnd { fd, bytes } => {
+                let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
+                let mut handed = Vec::new();
+                match self.objs[target.object as usize].msgsnd(pid, target.object as i32, bytes, &mut handed) {
+                    Attempt::Done(ret) => {
+                        for (p, r) in handed {
+                            self.wake(p, pid, Phase::Completed(r));
+                        }
+                        self.finish_syscall(pid, ret);
+                    }
+                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
+                }
+            }
+            Op::MsgRcv { fd } => {
+                let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
+                let mut handed = Vec::new();
+                match self.objs[target.object as usize].msgrcv(pid, target.object as i32, &mut handed) {
+                    Attempt::Done(ret) => {
+                        for (p, r) in handed {
+                            self.wake(p, pid, Phase::Completed(r));
+                        }
+                        self.finish_syscall(pid, ret);
+                    }
+                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
+                }
+            }
+            Op::Kill { target, sig } => {
+                let ret = self.kill(pid, target, sig);
+                self.finish_syscall(pid, ret);
+            }
+            Op::Pause | Op::SigTimedWait { .. } => {
+                let t = &mut self.tasks[pid as usize];
+                if t.pending_signals > 0 {
+                    t.pending_signals -= 1;
+                    let ret = if op == Op::Pause { EINTR } else { i64::from(t.last_signal) };
+                    self.finish_syscall(pid, ret);
+                } else {
+                    let until = match op {
+                        Op::SigTimedWait { timeout } => Some(now + timeout),
+                        _ => None,
+                    };
+                    self.block(pid, Wait::Signal, Some(Resource::Signal { pid }), until);
+                }
+            }
+            Op::Flock { fd, op: lock } => {
+                let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
+                match self.objs[target.object as usize].flock(pid, lock, &mut wake) {
+                    Attempt::Done(ret) => {
+                        self.wake_list(pid, &wake, Phase::Completed(0));
+                        self.finish_syscall(pid, ret);
+                    }
+                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
+                }
+            }
+            Op::Syscall { .. } => self.finish_syscall(pid, 0),
+            Op::Compute(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
+                unreachable!("not a system call: {op:?}")
+            }
+        }
+    }
+
+    /// `sched_yield()`: the class moves the task back; it continues with its next
+    /// operation when it runs again.
+    fn do_yield(&mut self, pid: u32) {
+        self.exit_event(pid, 0);
+        self.next_op(pid);
+        let cpu = self.tasks[pid as usize].cpu;
+        if self.is_rt(pid) {
+            self.tasks[pid as usize].requeue_tail = true;
+        } else {
+            let rq = &mut self.rqs[cpu as usize];
+            self.fair.yield_curr(&mut rq.fair, &mut self.ents);
+        }
+        self.resched(cpu);
+    }
+
+    /// `kill()`: a task waiting for a signal wakes with it; otherwise it stays pending
+    /// (signals are blocked outside pause/sigtimedwait, the sigsuspend idiom).
+    fn kill(&mut self, pid: u32, target: SignalTarget, sig: u8) -> i64 {
+        let to = match target {
+            SignalTarget::Task(i) => i + 1,
+            SignalTarget::Parent => self.tasks[pid as usize].ppid,
+        };
+        let Some(t) = self.tasks.get_mut(to as usize).filter(|t| to != 0 && t.state != State::Dead) else {
+            return ESRCH;
+        };
+        t.last_signal = sig;
+        if t.state == State::Blocked && t.wait == Wait::Signal {
+            let op = self.op(to);
+            let ret = if op == Some(Op::Pause) { EINTR } else { i64::from(sig) };
+            self.wake(to, pid, Phase::Completed(ret));
+        } else {
+            t.pending_signals += 1;
+        }
+        0
+    }
+
+    /// `fork()`/`clone()`: a child with a copy of the fd table, policy and affinity.
+    fn fork(&mut self, parent: u32, program: u32, thread: bool) -> u32 {
+        let child = self.tasks.len() as u32;
+        let p = &mut self.tasks[parent as usize];
+        p.children += 1;
+        let comm = self.programs[program as usize].comm.clone();
+        let mut t = Task::new(child, comm, program, p.fds.clone(), p.affinity);
+        t.ppid = parent;
+        t.tgid = if thread { p.tgid } else { child };
+        t.cpu = p.cpu;
+        let pe = &self.ents[parent as usize];
+        let slice = pe.custom_slice.then_some(pe.slice);
+        let ent = self.new_entity(pe.policy, pe.nice, pe.rt_priority, slice);
+        for fd in &t.fds {
+            self.objs[fd.object as usize].adjust_ends(fd.end, 1, &mut Vec::new());
+        }
+        self.tasks.push(t);
+        self.ents.push(ent);
+        self.alive += 1;
+        self.emit(|_| EventKind::Fork { parent: Pid(parent), child: Pid(child), thread });
+        self.start_task(child);
+        child
+    }
+
+    /// The task exits: its fds close (waking readers at EOF and writers at a broken
+    /// pipe), its locks go, its parent is told.
+    fn exit_task(&mut self, pid: u32) {
+        let now = self.now;
+        self.emit(|_| EventKind::Exit { pid: Pid(pid), code: 0 });
+        let t = &mut self.tasks[pid as usize];
+        t.state = State::Dead;
+        t.stats.exited = Some(now);
+        let (cpu, ppid) = (t.cpu, t.ppid);
+        let fds = std::mem::take(&mut t.fds);
+        self.alive -= 1;
+        self.last_exit = now;
+        self.dequeue(pid, Dequeue::Sleep);
+        let (mut closed, mut granted) = (Vec::new(), Vec::new());
+        for fd in &fds {
+            let o = &mut self.objs[fd.object as usize];
+            o.adjust_ends(fd.end, -1, &mut closed);
+            o.release_flocks(pid, &mut granted);
+        }
+        self.wake_list(pid, &closed, Phase::Retry);
+        self.wake_list(pid, &granted, Phase::Completed(0));
+        if ppid != 0 && self.tasks[ppid as usize].state != State::Dead {
+            let p = &mut self.tasks[ppid as usize];
+            p.children -= 1;
+            if p.state == State::Blocked && p.wait == Wait::Child {
+                self.wake(ppid, pid, Phase::Completed(i64::from(pid)));
+            } else {
+                p.zombies += 1;
+            }
+        }
+        self.resched(cpu);
+    }
+
+    /// Moves a queued (not running) task to another CPU.
+    pub(super) fn migrate_queued(&mut self, pid: u32, to: u32) {
+        let from = self.tasks[pid as usize].cpu;
+        let from_min_vruntime = self.rqs[from as usize].fair.min_vruntime;
+        self.dequeue(pid, Dequeue::Migrate);
+        self.count_migration(pid);
+        self.enqueue(pid, to, Enqueue::Migrated { from_min_vruntime });
+        self.check_preempt(to, pid);
+    }
+}

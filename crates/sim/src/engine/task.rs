@@ -1,0 +1,178 @@
+//! A simulated task: where it is in its program, what it waits for, and its statistics.
+
+use hdrhistogram::Histogram;
+use schedlab_model::{Ns, Resource};
+
+use crate::program::ProgramId;
+use crate::workload::FdTarget;
+
+/// Run state, as the kernel's `__state` plus "not started yet".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    NotStarted,
+    Runnable,
+    Running,
+    Blocked,
+    Dead,
+}
+
+/// What a blocked task waits for, so that the right event wakes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// A timer inside a system call: nanosleep, rt-app timer.
+    Timer,
+    /// A device: uninterruptible I/O wait.
+    Io,
+    /// A signal (pause, sigtimedwait).
+    Signal,
+    /// A child's exit (wait4).
+    Child,
+    /// An IPC object's wait queue (pipe, socket, semaphore, queue, flock).
+    Object,
+}
+
+/// Where the task is within its current operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Start the operation at `pc`.
+    Next,
+    /// The CPU work of the operation at `pc` is being done; then move on.
+    Compute,
+    /// The system call's entry cost is being paid; then attempt its effect.
+    Syscall,
+    /// Woken while waiting inside a system call: attempt the effect again.
+    Retry,
+    /// The system call was completed by whoever woke the task, with this return value.
+    Completed(i64),
+}
+
+/// One level of loop nesting: the index of its `Loop` op and iterations left
+/// (`u32::MAX` for ever).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoopFrame {
+    pub start: u32,
+    pub left: u32,
+}
+
+/// Per-task counters, reported at the end.
+#[derive(Clone, Debug)]
+pub(crate) struct Stats {
+    pub started: Ns,
+    pub exited: Option<Ns>,
+    pub wait_ns: Ns,
+    pub sleep_ns: Ns,
+    /// When the task entered its current state (for wait and sleep time).
+    pub since: Ns,
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+    pub migrations: u64,
+    pub wakeups: u64,
+    /// When it was last woken, until it runs.
+    pub woken_at: Option<Ns>,
+    pub wakeup_latency: Histogram<u64>,
+}
+
+impl Stats {
+    fn new() -> Self {
+        Stats {
+            started: 0,
+            exited: None,
+            wait_ns: 0,
+            sleep_ns: 0,
+            since: 0,
+            nvcsw: 0,
+            nivcsw: 0,
+            migrations: 0,
+            wakeups: 0,
+            woken_at: None,
+            wakeup_latency: Histogram::new(3).expect("3 significant digits is valid"),
+        }
+    }
+}
+
+/// A task (thread). Its scheduling parameters live in the engine's `Entity` table.
+#[derive(Clone, Debug)]
+pub(crate) struct Task {
+    pub pid: u32,
+    pub tgid: u32,
+    pub ppid: u32,
+    pub name: String,
+    pub program: ProgramId,
+    pub pc: u32,
+    pub loops: Vec<LoopFrame>,
+    pub fds: Vec<FdTarget>,
+    /// Allowed CPUs, one bit each.
+    pub affinity: u64,
+    pub state: State,
+    pub wait: Wait,
+    /// The resource it blocked on, for the event stream.
+    pub blocked_on: Option<Resource>,
+    pub cpu: u32,
+    pub phase: Phase,
+    /// CPU work left in the current step.
+    pub work: Ns,
+    /// CPU time owed before the step progresses (context switch, cache refill).
+    pub overhead: Ns,
+    /// When the current stint of the step began on the CPU.
+    pub step_started: Ns,
+    /// Bumped to invalidate a queued completion or timer event.
+    pub gen: u32,
+    /// A completion event for the current stint is queued.
+    pub step_queued: bool,
+    /// Bytes done of the current read or write.
+    pub progress: u32,
+    /// rt-app `runtime`: when the spin ends.
+    pub spin_until: Ns,
+    /// rt-app timers: next activation per slot.
+    pub timers: Vec<Option<Ns>>,
+    pub pending_signals: u32,
+    /// The number of the last signal received.
+    pub last_signal: u8,
+    pub children: u32,
+    pub zombies: u32,
+    /// When it last stopped running (cache hotness).
+    pub last_ran: Ns,
+    /// RT: go to the tail of the list when it next stops running (yield, RR expiry).
+    pub requeue_tail: bool,
+    pub stats: Stats,
+}
+
+impl Task {
+    pub fn new(pid: u32, name: String, program: ProgramId, fds: Vec<FdTarget>, affinity: u64) -> Self {
+        Task {
+            pid,
+            tgid: pid,
+            ppid: 0,
+            name,
+            program,
+            pc: 0,
+            loops: Vec::new(),
+            fds,
+            affinity,
+            state: State::NotStarted,
+            wait: Wait::Timer,
+            blocked_on: None,
+            cpu: 0,
+            phase: Phase::Next,
+            work: 0,
+            overhead: 0,
+            step_started: 0,
+            gen: 0,
+            step_queued: false,
+            progress: 0,
+            spin_until: 0,
+            timers: Vec::new(),
+            pending_signals: 0,
+            last_signal: 0,
+            children: 0,
+            zombies: 0,
+            last_ran: 0,
+            requeue_tail: false,
+            stats: Stats::new(),
+        }
+    }
+
+    pub fn allowed(&self, cpu: u32) -> bool {
+        self.affinity & (1 << cpu) != 0
+    }
+}

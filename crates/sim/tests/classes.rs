@@ -1,0 +1,140 @@
+//! RT, round robin, timeshare and CFS-period cases a person can work out by hand.
+
+mod common;
+
+use common::*;
+use schedlab_model::{EventKind, Pid};
+use schedlab_sim::{FairFlavor, Op, Policy, Program, TaskSpec, Workload};
+
+const MS: u64 = 1_000_000;
+
+/// Times of switches between two real tasks (not from or to idle).
+fn task_switches(events: &[schedlab_model::Event]) -> Vec<u64> {
+    events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Switch { prev, next, .. } if prev != Pid::IDLE && next != Pid::IDLE => Some(e.time),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn fifo_runs_the_higher_priority_to_completion() {
+    let mut w = Workload::default();
+    let p = hog(&mut w, "work", 100 * MS);
+    w.tasks.push(task("low", p, Policy::Fifo, 0, 10));
+    w.tasks.push(task("high", p, Policy::Fifo, 0, 20));
+    w.tasks.push(task("fair", p, Policy::Other, -20, 0));
+    let (r, ev) = run(&w, 1, FairFlavor::Eevdf, &[("context_switch_ns", "0")]);
+    assert_eq!(turnaround(&r, "high"), 100 * MS);
+    assert_eq!(turnaround(&r, "low"), 200 * MS);
+    assert_eq!(turnaround(&r, "fair"), 300 * MS);
+    assert_eq!(task_switches(&ev), vec![0, 100 * MS, 200 * MS], "low is preempted at once, then each runs whole");
+}
+
+#[test]
+fn rr_switches_exactly_at_its_quantum() {
+    let mut w = Workload::default();
+    let p = hog(&mut w, "work", 300 * MS);
+    w.tasks.push(task("a", p, Policy::Rr, 0, 50));
+    w.tasks.push(task("b", p, Policy::Rr, 0, 50));
+    let (r, ev) = run(&w, 1, FairFlavor::Eevdf, &[("context_switch_ns", "0")]);
+    let s = task_switches(&ev);
+    assert_eq!(&s[..5], &[100 * MS, 200 * MS, 300 * MS, 400 * MS, 500 * MS], "{s:?}");
+    assert_eq!(r.makespan_ns, 600 * MS);
+    // With nobody else at its priority, an RR task keeps the CPU past its quantum.
+    let mut w = Workload::default();
+    let p = hog(&mut w, "work", 300 * MS);
+    w.tasks.push(task("alone", p, Policy::Rr, 0, 50));
+    w.tasks.push(task("lower", p, Policy::Rr, 0, 40));
+    let (_, ev) = run(&w, 1, FairFlavor::Eevdf, &[("context_switch_ns", "0")]);
+    assert_eq!(task_switches(&ev), vec![300 * MS]);
+}
+
+#[test]
+fn timeshare_switches_exactly_at_its_quantum() {
+    let mut w = Workload::default();
+    let p = hog(&mut w, "work", 250 * MS);
+    w.tasks.push(task("a", p, Policy::Other, 0, 0));
+    w.tasks.push(task("b", p, Policy::Other, 0, 0));
+    let sets = [("context_switch_ns", "0"), ("timeshare_quantum_ns", "100ms")];
+    let (r, ev) = run(&w, 1, FairFlavor::Timeshare, &sets);
+    assert_eq!(task_switches(&ev), vec![100 * MS, 200 * MS, 300 * MS, 400 * MS, 450 * MS], "a b a b a (exits) b");
+    assert_eq!(turnaround(&r, "a"), 450 * MS);
+    assert_eq!(turnaround(&r, "b"), 500 * MS);
+    // A quantum that is not a multiple of the tick still ends exactly.
+    let (_, ev) = run(&w, 1, FairFlavor::Timeshare, &[("context_switch_ns", "0"), ("timeshare_quantum_ns", "7ms")]);
+    assert_eq!(&task_switches(&ev)[..3], &[7 * MS, 14 * MS, 21 * MS]);
+}
+
+#[test]
+fn cfs_period_grows_past_nr_latency() {
+    // One CPU: latency 6 ms, min_granularity 0.75 ms, nr_latency 8. With exact slices
+    // (HRTICK) each of n hogs runs period/n at a time: 1.5 ms for 4 hogs (period 6 ms),
+    // 0.75 ms for 16 (period 16 x 0.75 = 12 ms, not 6 ms).
+    for (n, slice) in [(4u32, 1_500_000u64), (16, 750_000)] {
+        let mut w = Workload { duration_ns: Some(120 * MS), ..Default::default() };
+        let p = hog(&mut w, "work", 10_000 * MS);
+        for i in 0..n {
+            w.tasks.push(task(&format!("h{i}"), p, Policy::Other, 0, 0));
+        }
+        let sets = [("context_switch_ns", "0"), ("hrtick", "1")];
+        let (_, ev) = run(&w, 1, FairFlavor::Cfs, &sets);
+        let s = task_switches(&ev);
+        let steady: Vec<u64> = s.windows(2).skip(2 * n as usize).map(|p| p[1] - p[0]).collect();
+        let mean = steady.iter().sum::<u64>() / steady.len() as u64;
+        assert!(mean.abs_diff(slice) <= slice / 50, "{n} hogs: mean run {mean} ns, want {slice}");
+    }
+}
+
+#[test]
+fn idle_policy_takes_its_weight_3_share() {
+    // 100 s, so that the idle task's ~0.3 % (in whole ticks) is measured within 5 %.
+    let mut w = Workload { duration_ns: Some(100_000 * MS), ..Default::default() };
+    let p = hog(&mut w, "work", 1_000_000 * MS);
+    w.tasks.push(task("normal", p, Policy::Other, 0, 0));
+    w.tasks.push(task("idle", p, Policy::Idle, 0, 0));
+    let (r, _) = run(&w, 1, FairFlavor::Eevdf, &[]);
+    let ratio = runtime(&r, "normal") as f64 / runtime(&r, "idle") as f64;
+    assert!((ratio / (1024.0 / 3.0) - 1.0).abs() < 0.05, "SCHED_IDLE weight 3: ratio {ratio}");
+}
+
+#[test]
+fn eevdf_custom_slice_sets_run_length() {
+    // Two hogs, one asking for 10 ms slices: with exact slices it runs 10 ms at a time.
+    let mut w = Workload { duration_ns: Some(200 * MS), ..Default::default() };
+    let p = hog(&mut w, "work", 10_000 * MS);
+    w.tasks.push(TaskSpec { slice_ns: Some(10 * MS), ..task("long", p, Policy::Other, 0, 0) });
+    w.tasks.push(task("short", p, Policy::Other, 0, 0));
+    let (r, ev) = run(&w, 1, FairFlavor::Eevdf, &[("context_switch_ns", "0"), ("hrtick", "1")]);
+    let (a, b) = (runtime(&r, "long") as f64, runtime(&r, "short") as f64);
+    assert!((a / (a + b) - 0.5).abs() < 0.05, "equal weights still share evenly: {a} {b}");
+    let long_runs: Vec<u64> = ev
+        .windows(2)
+        .filter_map(|p| match (&p[0].kind, &p[1].kind) {
+            (EventKind::Switch { next: Pid(1), .. }, EventKind::Switch { prev: Pid(1), .. }) => Some(p[1].time - p[0].time),
+            _ => None,
+        })
+        .collect();
+    let max = *long_runs.iter().max().unwrap();
+    assert!(max >= 9 * MS && max <= 11 * MS, "runs of the 10 ms task: {long_runs:?}");
+}
+
+#[test]
+fn affinity_and_balance_on_two_cpus() {
+    // Four hogs pinned to CPU 1 never run on CPU 0, and leave CPU 0 to the free one.
+    let mut w = Workload { duration_ns: Some(1_000 * MS), ..Default::default() };
+    let p = w.add_program(Program::new("work").op(Op::Compute(10_000 * MS)));
+    for i in 0..4 {
+        w.tasks.push(TaskSpec { affinity: Some(vec![1]), ..task(&format!("pinned{i}"), p, Policy::Other, 0, 0) });
+    }
+    w.tasks.push(task("free", p, Policy::Other, 0, 0));
+    let (r, ev) = run(&w, 2, FairFlavor::Eevdf, &[]);
+    for e in &ev {
+        if let EventKind::Switch { cpu, next, .. } = e.kind {
+            assert!(!(cpu == 0 && (1..=4).contains(&next.0)), "pinned task {next} ran on CPU 0 at {}", e.time);
+        }
+    }
+    assert!(runtime(&r, "free") > 950 * MS, "the free hog has CPU 0 to itself: {}", runtime(&r, "free"));
+}

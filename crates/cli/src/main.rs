@@ -1,1 +1,106 @@
-fn main() {}
+//! The `schedlab` command: one subcommand per job, over the simulator and (later) the
+//! live machine. This file holds the top-level options and the dispatch; each
+//! subcommand lives in the module named after it.
+
+mod csv;
+mod human;
+mod simulate;
+mod table;
+mod tunables;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// schedlab: behavior-aware CPU scheduling for Linux, and a simulator of the kernel's
+/// scheduling classes.
+///
+/// schedlab watches how processes behave (system calls, run bursts, whom they wait
+/// for), learns from it, and uses it to schedule them better. The simulator is a
+/// deterministic discrete-event model of a multi-CPU Linux scheduler (stop, real-time,
+/// fair and idle classes; CFS, EEVDF or classic time sharing) with the kernel's own
+/// weights and tunables, that emits the same events as the live observer.
+#[derive(Debug, Parser)]
+#[command(name = "schedlab", version, propagate_version = true)]
+#[command(after_long_help = "Run 'schedlab <COMMAND> --help' for a command's manual and examples.")]
+struct Opts {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The jobs schedlab does.
+#[derive(Debug, Subcommand)]
+enum Command {
+    Simulate(simulate::SimulateOpts),
+}
+
+fn main() -> ExitCode {
+    let opts = Opts::parse();
+    let result = match opts.command {
+        Command::Simulate(o) => simulate::run(&o),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprint!("{}", error_report(&err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes, one per line; a cause that the message before it already
+/// quotes is left out.
+fn error_report(err: &anyhow::Error) -> String {
+    let mut text = format!("schedlab: error: {err}\n");
+    let mut previous = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !previous.contains(&cause) {
+            text.push_str(&format!("  caused by: {cause}\n"));
+        }
+        previous = cause;
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Opts::command().debug_assert();
+    }
+
+    /// Parses a command line (without the program name) as `schedlab` would.
+    pub(crate) fn parse(args: &[&str]) -> Result<Opts, clap::Error> {
+        Opts::try_parse_from(std::iter::once("schedlab").chain(args.iter().copied()))
+    }
+
+    /// Parses a `schedlab simulate` command line (the arguments after `simulate`).
+    pub(crate) fn parse_simulate(args: &[&str]) -> Result<simulate::SimulateOpts, clap::Error> {
+        let mut all = vec!["simulate"];
+        all.extend_from_slice(args);
+        parse(&all).map(|o| match o.command {
+            Command::Simulate(s) => s,
+        })
+    }
+
+    #[test]
+    fn errors_list_their_causes_once() {
+        let io = std::io::Error::other("disk full");
+        let err = anyhow::Error::new(io).context("cannot write x: disk full").context("saving failed");
+        assert_eq!(
+            error_report(&err),
+            "schedlab: error: saving failed\n  caused by: cannot write x: disk full\n"
+        );
+    }
+
+    #[test]
+    fn a_subcommand_is_required() {
+        let err = parse(&[]).unwrap_err();
+        assert!(err.to_string().contains("simulate"), "{err}");
+        assert!(parse(&["frobnicate"]).is_err());
+    }
+}

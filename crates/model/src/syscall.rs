@@ -72,9 +72,28 @@ mod tests {
     fn named_calls_agree_with_table() {
         use Syscall::*;
         for s in [
-            Read, Write, Close, SchedYield, Pause, Nanosleep, Getpid, Sendto, Recvfrom, Clone, Fork,
-            Exit, Wait4, Kill, Semop, Msgsnd, Msgrcv, Flock, RtSigtimedwait, RtSigsuspend,
-            ClockNanosleep, ExitGroup,
+            Read,
+            Write,
+            Close,
+            SchedYield,
+            Pause,
+            Nanosleep,
+            Getpid,
+            Sendto,
+            Recvfrom,
+            Clone,
+            Fork,
+            Exit,
+            Wait4,
+            Kill,
+            Semop,
+            Msgsnd,
+            Msgrcv,
+            Flock,
+            RtSigtimedwait,
+            RtSigsuspend,
+            ClockNanosleep,
+            ExitGroup,
         ] {
             let name = syscall_name(s.nr()).unwrap();
             assert_eq!(syscall_nr(name), Some(s.nr()), "{s:?}");

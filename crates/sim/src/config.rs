@@ -179,9 +179,7 @@ impl Tunables {
     /// `s`; none means nanoseconds) and flags accept `0/1/true/false/on/off`.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let dur = || parse_duration(value);
-        let num = || {
-            value.parse::<u64>().map_err(|_| format!("{name}: '{value}' is not a whole number"))
-        };
+        let num = || value.parse::<u64>().map_err(|_| format!("{name}: '{value}' is not a whole number"));
         let flag = || parse_flag(value).ok_or_else(|| format!("{name}: '{value}' is not 0/1/on/off"));
         match name {
             "hz" => {

@@ -60,10 +60,8 @@ impl LoadWeight {
     pub fn for_load(weight: u64) -> Self {
         let inv_weight = if weight >= WMULT_CONST {
             1
-        } else if weight == 0 {
-            WMULT_CONST as u32
         } else {
-            (WMULT_CONST / weight) as u32
+            WMULT_CONST.checked_div(weight).map_or(WMULT_CONST as u32, |inv| inv as u32)
         };
         LoadWeight { weight, inv_weight }
     }

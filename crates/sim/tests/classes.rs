@@ -30,7 +30,11 @@ fn fifo_runs_the_higher_priority_to_completion() {
     assert_eq!(turnaround(&r, "high"), 100 * MS);
     assert_eq!(turnaround(&r, "low"), 200 * MS);
     assert_eq!(turnaround(&r, "fair"), 300 * MS);
-    assert_eq!(task_switches(&ev), vec![0, 100 * MS, 200 * MS], "low is preempted at once, then each runs whole");
+    assert_eq!(
+        task_switches(&ev),
+        vec![0, 100 * MS, 200 * MS],
+        "low is preempted at once, then each runs whole"
+    );
 }
 
 #[test]
@@ -60,11 +64,16 @@ fn timeshare_switches_exactly_at_its_quantum() {
     w.tasks.push(task("b", p, Policy::Other, 0, 0));
     let sets = [("context_switch_ns", "0"), ("timeshare_quantum_ns", "100ms")];
     let (r, ev) = run(&w, 1, FairFlavor::Timeshare, &sets);
-    assert_eq!(task_switches(&ev), vec![100 * MS, 200 * MS, 300 * MS, 400 * MS, 450 * MS], "a b a b a (exits) b");
+    assert_eq!(
+        task_switches(&ev),
+        vec![100 * MS, 200 * MS, 300 * MS, 400 * MS, 450 * MS],
+        "a b a b a (exits) b"
+    );
     assert_eq!(turnaround(&r, "a"), 450 * MS);
     assert_eq!(turnaround(&r, "b"), 500 * MS);
     // A quantum that is not a multiple of the tick still ends exactly.
-    let (_, ev) = run(&w, 1, FairFlavor::Timeshare, &[("context_switch_ns", "0"), ("timeshare_quantum_ns", "7ms")]);
+    let (_, ev) =
+        run(&w, 1, FairFlavor::Timeshare, &[("context_switch_ns", "0"), ("timeshare_quantum_ns", "7ms")]);
     assert_eq!(&task_switches(&ev)[..3], &[7 * MS, 14 * MS, 21 * MS]);
 }
 
@@ -113,12 +122,14 @@ fn eevdf_custom_slice_sets_run_length() {
     let long_runs: Vec<u64> = ev
         .windows(2)
         .filter_map(|p| match (&p[0].kind, &p[1].kind) {
-            (EventKind::Switch { next: Pid(1), .. }, EventKind::Switch { prev: Pid(1), .. }) => Some(p[1].time - p[0].time),
+            (EventKind::Switch { next: Pid(1), .. }, EventKind::Switch { prev: Pid(1), .. }) => {
+                Some(p[1].time - p[0].time)
+            }
             _ => None,
         })
         .collect();
     let max = *long_runs.iter().max().unwrap();
-    assert!(max >= 9 * MS && max <= 11 * MS, "runs of the 10 ms task: {long_runs:?}");
+    assert!((9 * MS..=11 * MS).contains(&max), "runs of the 10 ms task: {long_runs:?}");
 }
 
 #[test]
@@ -127,13 +138,20 @@ fn affinity_and_balance_on_two_cpus() {
     let mut w = Workload { duration_ns: Some(1_000 * MS), ..Default::default() };
     let p = w.add_program(Program::new("work").op(Op::Compute(10_000 * MS)));
     for i in 0..4 {
-        w.tasks.push(TaskSpec { affinity: Some(vec![1]), ..task(&format!("pinned{i}"), p, Policy::Other, 0, 0) });
+        w.tasks.push(TaskSpec {
+            affinity: Some(vec![1]),
+            ..task(&format!("pinned{i}"), p, Policy::Other, 0, 0)
+        });
     }
     w.tasks.push(task("free", p, Policy::Other, 0, 0));
     let (r, ev) = run(&w, 2, FairFlavor::Eevdf, &[]);
     for e in &ev {
         if let EventKind::Switch { cpu, next, .. } = e.kind {
-            assert!(!(cpu == 0 && (1..=4).contains(&next.0)), "pinned task {next} ran on CPU 0 at {}", e.time);
+            assert!(
+                !(cpu == 0 && (1..=4).contains(&next.0)),
+                "pinned task {next} ran on CPU 0 at {}",
+                e.time
+            );
         }
     }
     assert!(runtime(&r, "free") > 950 * MS, "the free hog has CPU 0 to itself: {}", runtime(&r, "free"));

@@ -36,4 +36,3 @@ fn nice0_vs_nice1_split_1024_to_820() {
         assert!((ratio / want - 1.0).abs() < 0.01, "{fair:?}: ratio {ratio}, want {want}");
     }
 }
-

@@ -80,8 +80,7 @@ impl Cfs {
         }
         if !initial {
             let se = &ents[pid as usize];
-            let mut thresh =
-                if se.is_idle_policy() { self.min_granularity } else { self.latency } as i64;
+            let mut thresh = if se.is_idle_policy() { self.min_granularity } else { self.latency } as i64;
             if self.gentle_fair_sleepers {
                 thresh >>= 1;
             }

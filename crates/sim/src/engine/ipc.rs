@@ -65,10 +65,28 @@ pub(crate) struct PendingSemop {
 pub(crate) enum Object {
     /// Pipes and FIFOs use `streams[0]`; a socket pair sends A→B on `streams[0]` and
     /// B→A on `streams[1]`.
-    Streams { kind: StreamKind, streams: Vec<Stream>, inode: u64 },
-    SemSet { values: Vec<i32>, waiters: Vec<PendingSemop> },
-    MsgQueue { messages: VecDeque<u32>, bytes: u32, max_bytes: u32, senders: VecDeque<PendingSend>, receivers: VecDeque<u32> },
-    File { inode: u64, shared: Vec<u32>, exclusive: Option<u32>, waiters: VecDeque<(u32, FlockOp)> },
+    Streams {
+        kind: StreamKind,
+        streams: Vec<Stream>,
+        inode: u64,
+    },
+    SemSet {
+        values: Vec<i32>,
+        waiters: Vec<PendingSemop>,
+    },
+    MsgQueue {
+        messages: VecDeque<u32>,
+        bytes: u32,
+        max_bytes: u32,
+        senders: VecDeque<PendingSend>,
+        receivers: VecDeque<u32>,
+    },
+    File {
+        inode: u64,
+        shared: Vec<u32>,
+        exclusive: Option<u32>,
+        waiters: VecDeque<(u32, FlockOp)>,
+    },
 }
 
 /// Outcome of an attempted operation.
@@ -93,9 +111,7 @@ impl Object {
         match spec {
             ObjectSpec::Pipe { capacity } => streams(StreamKind::Pipe, 1, *capacity, t.pipe_bytes),
             ObjectSpec::Fifo { capacity } => streams(StreamKind::Fifo, 1, *capacity, t.pipe_bytes),
-            ObjectSpec::SocketPair { capacity } => {
-                streams(StreamKind::Socket, 2, *capacity, t.socket_bytes)
-            }
+            ObjectSpec::SocketPair { capacity } => streams(StreamKind::Socket, 2, *capacity, t.socket_bytes),
             ObjectSpec::SemSet { values } => Object::SemSet { values: values.clone(), waiters: Vec::new() },
             ObjectSpec::MsgQueue { max_bytes } => Object::MsgQueue {
                 messages: VecDeque::new(),
@@ -188,7 +204,11 @@ impl Object {
         let left = want - done;
         let space = s.capacity - s.buffered;
         let n = if want <= PIPE_BUF && done == 0 {
-            if space >= left { left } else { 0 }
+            if space >= left {
+                left
+            } else {
+                0
+            }
         } else {
             left.min(space)
         };
@@ -216,10 +236,7 @@ impl Object {
         *v += i32::from(delta);
         if delta != 0 {
             // Complete every waiter that now can, in arrival order, until nothing changes.
-            loop {
-                let Some(i) = waiters.iter().position(|w| sem_can(values[w.num as usize], w.delta)) else {
-                    break;
-                };
+            while let Some(i) = waiters.iter().position(|w| sem_can(values[w.num as usize], w.delta)) {
                 let w = waiters.remove(i);
                 values[w.num as usize] += i32::from(w.delta);
                 wake.push(w.pid);

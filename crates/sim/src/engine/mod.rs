@@ -154,8 +154,13 @@ impl<'a, F: FairClass> Engine<'a, F> {
         e.ents.push(Entity::default());
         for (i, spec) in workload.tasks.iter().enumerate() {
             let pid = i as u32 + 1;
-            let affinity = spec.affinity.as_ref().map_or(all_cpus, |cpus| cpus.iter().fold(0, |m, &c| m | 1 << c));
-            let name = if spec.name.is_empty() { workload.programs[spec.program as usize].comm.clone() } else { spec.name.clone() };
+            let affinity =
+                spec.affinity.as_ref().map_or(all_cpus, |cpus| cpus.iter().fold(0, |m, &c| m | 1 << c));
+            let name = if spec.name.is_empty() {
+                workload.programs[spec.program as usize].comm.clone()
+            } else {
+                spec.name.clone()
+            };
             let mut task = Task::new(pid, name, spec.program, spec.fds.clone(), affinity);
             task.tgid = spec.thread_of.map_or(pid, |p| p + 1);
             e.tasks.push(task);
@@ -266,7 +271,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
         rq.exec_start = self.now;
         rq.busy_ns += delta;
         self.ents[curr as usize].sum_exec += delta;
-        if !self.ents[curr as usize].policy.is_rt() && self.fair.update_curr(&mut rq.fair, &mut self.ents, delta) {
+        if !self.ents[curr as usize].policy.is_rt()
+            && self.fair.update_curr(&mut rq.fair, &mut self.ents, delta)
+        {
             self.resched(cpu);
         }
     }
@@ -529,8 +536,8 @@ impl<'a, F: FairClass> Engine<'a, F> {
         t.overhead = 0;
         t.work = 0;
         t.spin_until = 0;
-        let cpu = t.cpu;
-        self.account(cpu);
+        // No accounting here: whatever the step leads to (block, wake, preempt,
+        // schedule) accounts the CPUs it touches, as the kernel's update_curr calls do.
         self.step_done(pid);
     }
 
@@ -643,10 +650,11 @@ impl<'a, F: FairClass> Engine<'a, F> {
                     _ => {}
                 }
                 let h = &t.stats.wakeup_latency;
+                let q = |q: f64| h.lowest_equivalent(h.value_at_quantile(q));
                 let latency = if h.is_empty() {
                     Percentiles::default()
                 } else {
-                    Percentiles { p50: h.value_at_quantile(0.5), p99: h.value_at_quantile(0.99), max: h.max() }
+                    Percentiles { p50: q(0.5), p99: q(0.99), max: h.max() }
                 };
                 TaskReport {
                     name: t.name.clone(),

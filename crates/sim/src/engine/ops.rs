@@ -282,7 +282,8 @@ impl<F: FairClass> Engine<'_, F> {
             Op::MsgSnd { fd, bytes } => {
                 let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
                 let mut handed = Vec::new();
-                match self.objs[target.object as usize].msgsnd(pid, target.object as i32, bytes, &mut handed) {
+                match self.objs[target.object as usize].msgsnd(pid, target.object as i32, bytes, &mut handed)
+                {
                     Attempt::Done(ret) => {
                         for (p, r) in handed {
                             self.wake(p, pid, Phase::Completed(r));

@@ -29,17 +29,27 @@ impl<F: FairClass> Engine<'_, F> {
     /// winning ties.
     pub(super) fn select_cpu(&self, pid: u32, prev: u32) -> u32 {
         let prev_ok = self.tasks[pid as usize].allowed(prev);
-        let first = if prev_ok { prev } else { self.allowed_cpus(pid).next().expect("validated: affinity not empty") };
+        let first = if prev_ok {
+            prev
+        } else {
+            self.allowed_cpus(pid).next().expect("validated: affinity not empty")
+        };
         if self.is_rt(pid) {
-            return self
-                .allowed_cpus(pid)
-                .fold(first, |best, c| if self.cpu_prio(c) < self.cpu_prio(best) { c } else { best });
+            return self.allowed_cpus(pid).fold(first, |best, c| {
+                if self.cpu_prio(c) < self.cpu_prio(best) {
+                    c
+                } else {
+                    best
+                }
+            });
         }
         if prev_ok && self.cpu_idle(prev) {
             return prev;
         }
         let n = self.cpus;
-        if let Some(c) = (1..=n).map(|i| (prev + i) % n).find(|&c| self.tasks[pid as usize].allowed(c) && self.cpu_idle(c)) {
+        if let Some(c) =
+            (1..=n).map(|i| (prev + i) % n).find(|&c| self.tasks[pid as usize].allowed(c) && self.cpu_idle(c))
+        {
             return c;
         }
         let load = |c: u32| {
@@ -117,7 +127,10 @@ impl<F: FairClass> Engine<'_, F> {
         let mut best: Option<(u32, u8)> = None;
         for c in (0..self.cpus).filter(|&c| c != cpu) {
             for (p, prio) in self.rqs[c as usize].rt.queued() {
-                if 1 + u32::from(prio) > here && self.tasks[p as usize].allowed(cpu) && best.is_none_or(|(_, b)| prio > b) {
+                if 1 + u32::from(prio) > here
+                    && self.tasks[p as usize].allowed(cpu)
+                    && best.is_none_or(|(_, b)| prio > b)
+                {
                     best = Some((p, prio));
                 }
                 if best.is_some_and(|(bp, _)| bp == p) {

@@ -55,14 +55,7 @@ pub struct Hackbench {
 
 impl Default for Hackbench {
     fn default() -> Self {
-        Hackbench {
-            groups: 10,
-            fds: 20,
-            loops: 100,
-            size: 100,
-            ipc: Ipc::Socket,
-            mode: Mode::Process,
-        }
+        Hackbench { groups: 10, fds: 20, loops: 100, size: 100, ipc: Ipc::Socket, mode: Mode::Process }
     }
 }
 
@@ -72,14 +65,8 @@ pub(crate) const BUILTIN: Builtin = Builtin {
     about: "rt-tests hackbench: groups of senders and receivers exchanging messages",
     keys: &[
         ("groups", "number of groups, 1..=10000, default 10"),
-        (
-            "fds",
-            "senders and also receivers per group, 1..=1000, default 20",
-        ),
-        (
-            "loops",
-            "messages from each sender to each receiver, default 100",
-        ),
+        ("fds", "senders and also receivers per group, 1..=1000, default 20"),
+        ("loops", "messages from each sender to each receiver, default 100"),
         ("size", "bytes per message, default 100"),
         ("ipc", "pipe or socket, default socket"),
         ("mode", "process or thread, default process"),
@@ -92,9 +79,7 @@ impl Hackbench {
     pub fn messages(&self) -> u64 {
         [self.fds, self.fds, self.loops]
             .iter()
-            .fold(u64::from(self.groups), |n, &f| {
-                n.saturating_mul(u64::from(f))
-            })
+            .fold(u64::from(self.groups), |n, &f| n.saturating_mul(u64::from(f)))
     }
 
     /// The spec string that gives these parameters, used as the workload's name.
@@ -127,43 +112,31 @@ impl Hackbench {
             "zero parameter: {self:?}"
         );
         let fds = Fd::try_from(self.fds).expect("fds fits an Fd");
-        let mut w = Workload {
-            name: self.spec(),
-            ..Workload::default()
-        };
+        let mut w = Workload { name: self.spec(), ..Workload::default() };
         let (object, sender_end, receiver_end) = match self.ipc {
             Ipc::Pipe => (ObjectSpec::Pipe { capacity: None }, End::Write, End::Read),
             // rt-tests gives the receiver fds[0] of the pair and the senders fds[1].
             Ipc::Socket => (ObjectSpec::SocketPair { capacity: None }, End::B, End::A),
         };
         let size = self.size;
-        let receiver = w.add_program(Program::new("hackbench").repeat(self.loops, |p| {
-            p.repeat(self.fds, |p| p.op(Op::Read { fd: 0, bytes: size }))
-        }));
-        let sender = w.add_program(Program::new("hackbench").repeat(self.loops, |p| {
-            (0..fds).fold(p, |p, fd| p.op(Op::Write { fd, bytes: size }))
-        }));
+        let receiver = w.add_program(
+            Program::new("hackbench")
+                .repeat(self.loops, |p| p.repeat(self.fds, |p| p.op(Op::Read { fd: 0, bytes: size }))),
+        );
+        let sender = w.add_program(
+            Program::new("hackbench")
+                .repeat(self.loops, |p| (0..fds).fold(p, |p, fd| p.op(Op::Write { fd, bytes: size }))),
+        );
         for g in 0..self.groups {
-            let channels: Vec<_> = (0..self.fds)
-                .map(|_| w.add_object(object.clone()))
-                .collect();
+            let channels: Vec<_> = (0..self.fds).map(|_| w.add_object(object.clone())).collect();
             for (n, &ch) in channels.iter().enumerate() {
                 let mut t = TaskSpec::new(format!("receiver-g{g}-{n}"), receiver);
-                t.fds = vec![FdTarget {
-                    object: ch,
-                    end: receiver_end,
-                }];
+                t.fds = vec![FdTarget { object: ch, end: receiver_end }];
                 w.tasks.push(t);
             }
             for n in 0..self.fds {
                 let mut t = TaskSpec::new(format!("sender-g{g}-{n}"), sender);
-                t.fds = channels
-                    .iter()
-                    .map(|&ch| FdTarget {
-                        object: ch,
-                        end: sender_end,
-                    })
-                    .collect();
+                t.fds = channels.iter().map(|&ch| FdTarget { object: ch, end: sender_end }).collect();
                 w.tasks.push(t);
             }
         }
@@ -184,16 +157,8 @@ impl Hackbench {
             fds: args.int("fds", d.fds.into(), 1..=1_000)? as u32,
             loops: args.int("loops", d.loops.into(), 1..=max)? as u32,
             size: args.int("size", d.size.into(), 1..=max)? as u32,
-            ipc: args.choice(
-                "ipc",
-                d.ipc,
-                &[("pipe", Ipc::Pipe), ("socket", Ipc::Socket)],
-            )?,
-            mode: args.choice(
-                "mode",
-                d.mode,
-                &[("process", Mode::Process), ("thread", Mode::Thread)],
-            )?,
+            ipc: args.choice("ipc", d.ipc, &[("pipe", Ipc::Pipe), ("socket", Ipc::Socket)])?,
+            mode: args.choice("mode", d.mode, &[("process", Mode::Process), ("thread", Mode::Thread)])?,
         })
     }
 }
@@ -215,13 +180,11 @@ mod tests {
             for (op, times) in executions(&w.programs[t.program as usize]) {
                 match op {
                     Op::Write { fd, bytes } => {
-                        *written.entry(t.fds[fd as usize].object).or_default() +=
-                            u64::from(bytes) * times;
+                        *written.entry(t.fds[fd as usize].object).or_default() += u64::from(bytes) * times;
                         messages += times;
                     }
                     Op::Read { fd, bytes } => {
-                        *read.entry(t.fds[fd as usize].object).or_default() +=
-                            u64::from(bytes) * times
+                        *read.entry(t.fds[fd as usize].object).or_default() += u64::from(bytes) * times
                     }
                     other => panic!("unexpected {other:?}"),
                 }
@@ -237,14 +200,8 @@ mod tests {
         let w = h.workload();
         assert_eq!(w.tasks.len(), 400);
         assert_eq!(w.objects.len(), 200);
-        assert!(w
-            .objects
-            .iter()
-            .all(|o| *o == ObjectSpec::SocketPair { capacity: None }));
-        assert_eq!(
-            w.name,
-            "hackbench:groups=10,fds=20,loops=100,size=100,ipc=socket,mode=process"
-        );
+        assert!(w.objects.iter().all(|o| *o == ObjectSpec::SocketPair { capacity: None }));
+        assert_eq!(w.name, "hackbench:groups=10,fds=20,loops=100,size=100,ipc=socket,mode=process");
         assert_eq!(load(&w.name).unwrap(), w);
         w.validate(2).unwrap();
     }
@@ -252,10 +209,7 @@ mod tests {
     #[test]
     fn every_channel_carries_what_its_senders_write() {
         for ipc in ["pipe", "socket"] {
-            let w = load(&format!(
-                "hackbench:groups=3,fds=4,loops=5,size=7,ipc={ipc}"
-            ))
-            .unwrap();
+            let w = load(&format!("hackbench:groups=3,fds=4,loops=5,size=7,ipc={ipc}")).unwrap();
             let (written, read, messages) = traffic(&w);
             assert_eq!(messages, 3 * 4 * 4 * 5);
             assert_eq!(written.len(), 12);
@@ -270,16 +224,7 @@ mod tests {
         let w = load("hackbench:groups=2,fds=3,loops=2,size=10,ipc=pipe").unwrap();
         let sender = &w.programs[w.tasks[3].program as usize];
         let writes = |fd| Op::Write { fd, bytes: 10 };
-        assert_eq!(
-            sender.ops,
-            [
-                Op::Loop { count: 2 },
-                writes(0),
-                writes(1),
-                writes(2),
-                Op::LoopEnd
-            ]
-        );
+        assert_eq!(sender.ops, [Op::Loop { count: 2 }, writes(0), writes(1), writes(2), Op::LoopEnd]);
         let receiver = &w.programs[w.tasks[0].program as usize];
         assert_eq!(executions(receiver), [(Op::Read { fd: 0, bytes: 10 }, 6)]);
         assert_eq!(receiver.comm, "hackbench");
@@ -287,47 +232,22 @@ mod tests {
         let names: Vec<&str> = w.tasks.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(
             &names[..6],
-            [
-                "receiver-g0-0",
-                "receiver-g0-1",
-                "receiver-g0-2",
-                "sender-g0-0",
-                "sender-g0-1",
-                "sender-g0-2"
-            ]
+            ["receiver-g0-0", "receiver-g0-1", "receiver-g0-2", "sender-g0-0", "sender-g0-1", "sender-g0-2"]
         );
         // Group 1's senders hold the write ends of group 1's pipes (objects 3..6) only.
         let g1_sender = &w.tasks[9];
         assert_eq!(g1_sender.name, "sender-g1-0");
         let ends: Vec<(u32, End)> = g1_sender.fds.iter().map(|f| (f.object, f.end)).collect();
         assert_eq!(ends, [(3, End::Write), (4, End::Write), (5, End::Write)]);
-        assert_eq!(
-            w.tasks[6].fds,
-            [FdTarget {
-                object: 3,
-                end: End::Read
-            }]
-        );
-        assert!(w
-            .objects
-            .iter()
-            .all(|o| *o == ObjectSpec::Pipe { capacity: None }));
+        assert_eq!(w.tasks[6].fds, [FdTarget { object: 3, end: End::Read }]);
+        assert!(w.objects.iter().all(|o| *o == ObjectSpec::Pipe { capacity: None }));
     }
 
     #[test]
     fn socket_receivers_hold_the_first_socket() {
         let w = load("hackbench:groups=1,fds=2").unwrap();
-        assert_eq!(
-            w.tasks[1].fds,
-            [FdTarget {
-                object: 1,
-                end: End::A
-            }]
-        );
-        assert_eq!(
-            w.tasks[2].fds.iter().map(|f| f.end).collect::<Vec<_>>(),
-            [End::B, End::B]
-        );
+        assert_eq!(w.tasks[1].fds, [FdTarget { object: 1, end: End::A }]);
+        assert_eq!(w.tasks[2].fds.iter().map(|f| f.end).collect::<Vec<_>>(), [End::B, End::B]);
     }
 
     #[test]
@@ -343,22 +263,10 @@ mod tests {
     #[test]
     fn bad_values_say_what_is_accepted() {
         let err = |spec| load(spec).unwrap_err().to_string();
-        assert_eq!(
-            err("hackbench:ipc=tcp"),
-            "hackbench: ipc=tcp: expected one of pipe, socket"
-        );
-        assert_eq!(
-            err("hackbench:mode=fiber"),
-            "hackbench: mode=fiber: expected one of process, thread"
-        );
-        assert_eq!(
-            err("hackbench:groups=0"),
-            "hackbench: groups=0: expected a whole number in 1..=10000"
-        );
-        assert_eq!(
-            err("hackbench:fds=1001"),
-            "hackbench: fds=1001: expected a whole number in 1..=1000"
-        );
+        assert_eq!(err("hackbench:ipc=tcp"), "hackbench: ipc=tcp: expected one of pipe, socket");
+        assert_eq!(err("hackbench:mode=fiber"), "hackbench: mode=fiber: expected one of process, thread");
+        assert_eq!(err("hackbench:groups=0"), "hackbench: groups=0: expected a whole number in 1..=10000");
+        assert_eq!(err("hackbench:fds=1001"), "hackbench: fds=1001: expected a whole number in 1..=1000");
         assert_eq!(
             err("hackbench:loops=-1"),
             "hackbench: loops=-1: expected a whole number in 1..=4294967295"
@@ -371,12 +279,7 @@ mod tests {
 
     #[test]
     fn messages_saturate_instead_of_overflowing() {
-        let h = Hackbench {
-            groups: u32::MAX,
-            fds: u32::MAX,
-            loops: u32::MAX,
-            ..Hackbench::default()
-        };
+        let h = Hackbench { groups: u32::MAX, fds: u32::MAX, loops: u32::MAX, ..Hackbench::default() };
         assert_eq!(h.messages(), u64::MAX);
     }
 }

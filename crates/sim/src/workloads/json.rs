@@ -57,12 +57,7 @@ pub(crate) struct SyntaxError {
 
 /// Parses one JSON document (a value followed only by white space and comments).
 pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
-    let mut p = Parser {
-        text,
-        bytes: text.as_bytes(),
-        i: 0,
-        depth: 0,
-    };
+    let mut p = Parser { text, bytes: text.as_bytes(), i: 0, depth: 0 };
     p.skip_blank()?;
     let node = p.value()?;
     p.skip_blank()?;
@@ -76,10 +71,7 @@ pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
 pub(crate) fn line_column(text: &str, at: usize) -> (usize, usize) {
     let before = &text[..at.min(text.len())];
     let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-    (
-        before.matches('\n').count() + 1,
-        before[line_start..].chars().count() + 1,
-    )
+    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
 }
 
 /// Nesting deeper than this is refused rather than risking the stack.
@@ -94,10 +86,7 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn fail<T>(&self, message: impl Into<String>) -> Result<T, SyntaxError> {
-        Err(SyntaxError {
-            at: self.i,
-            message: message.into(),
-        })
+        Err(SyntaxError { at: self.i, message: message.into() })
     }
 
     fn peek(&self) -> Option<u8> {
@@ -110,9 +99,7 @@ impl Parser<'_> {
             match self.peek() {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.i += 1,
                 Some(b'/') if self.bytes.get(self.i + 1) == Some(&b'/') => {
-                    self.i = self.text[self.i..]
-                        .find('\n')
-                        .map_or(self.bytes.len(), |n| self.i + n);
+                    self.i = self.text[self.i..].find('\n').map_or(self.bytes.len(), |n| self.i + n);
                 }
                 Some(b'/') if self.bytes.get(self.i + 1) == Some(&b'*') => {
                     match self.text[self.i + 2..].find("*/") {
@@ -136,18 +123,14 @@ impl Parser<'_> {
             Some(b'f') => self.literal("false", Value::Bool(false))?,
             Some(b'n') => self.literal("null", Value::Null)?,
             Some(_) => {
-                return self
-                    .fail("expected a value (object, array, string, number, true, false or null)")
+                return self.fail("expected a value (object, array, string, number, true, false or null)")
             }
             None => return self.fail("unexpected end of file: expected a value"),
         };
         Ok(Node { at, value })
     }
 
-    fn nested(
-        &mut self,
-        f: fn(&mut Self) -> Result<Value, SyntaxError>,
-    ) -> Result<Value, SyntaxError> {
+    fn nested(&mut self, f: fn(&mut Self) -> Result<Value, SyntaxError>) -> Result<Value, SyntaxError> {
         if self.depth == MAX_DEPTH {
             return self.fail(format!("nesting deeper than {MAX_DEPTH} levels"));
         }
@@ -261,14 +244,10 @@ impl Parser<'_> {
                     out.push(self.escape()?);
                 }
                 Some(_) => {
-                    return self
-                        .fail("control character in a string (write it as an escape such as \\n)")
+                    return self.fail("control character in a string (write it as an escape such as \\n)")
                 }
                 None => {
-                    return Err(SyntaxError {
-                        at: start,
-                        message: "string not closed: missing '\"'".into(),
-                    })
+                    return Err(SyntaxError { at: start, message: "string not closed: missing '\"'".into() })
                 }
             }
         }
@@ -303,10 +282,7 @@ impl Parser<'_> {
                 };
                 return char::from_u32(code).map_or_else(|| self.fail("invalid \\u escape"), Ok);
             }
-            _ => {
-                return self
-                    .fail("unknown escape (use \\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)")
-            }
+            _ => return self.fail("unknown escape (use \\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)"),
         };
         self.i += 1;
         Ok(c)
@@ -339,10 +315,7 @@ impl Parser<'_> {
         match digits(self) {
             0 => return self.fail("expected a digit"),
             n if n > 1 && self.bytes[int_start] == b'0' => {
-                return Err(SyntaxError {
-                    at: int_start,
-                    message: "numbers must not start with 0".into(),
-                })
+                return Err(SyntaxError { at: int_start, message: "numbers must not start with 0".into() })
             }
             _ => {}
         }
@@ -372,10 +345,7 @@ impl Parser<'_> {
         }
         match literal.parse() {
             Ok(v) => Ok(Value::Float(v)),
-            Err(_) => Err(SyntaxError {
-                at: start,
-                message: format!("'{literal}' is not a number"),
-            }),
+            Err(_) => Err(SyntaxError { at: start, message: format!("'{literal}' is not a number") }),
         }
     }
 }
@@ -396,16 +366,12 @@ mod tests {
         let text = "{\n  \"z\": 1, \"a\": [true, null],\n  \"m\": {\"k\": \"v\\n\\u00e9\\ud83d\\ude00\"}, \"f\": -1.5e2\n}";
         let root = parse(text).unwrap();
         assert_eq!(keys(&root), ["z", "a", "m", "f"]);
-        let Value::Object(members) = &root.value else {
-            unreachable!()
-        };
+        let Value::Object(members) = &root.value else { unreachable!() };
         assert_eq!(line_column(text, members[0].key_at), (2, 3));
         assert_eq!(line_column(text, members[1].node.at), (2, 16));
         assert_eq!(members[0].node.value, Value::Int(1));
         assert_eq!(members[3].node.value, Value::Float(-150.0));
-        let Value::Object(inner) = &members[2].node.value else {
-            unreachable!()
-        };
+        let Value::Object(inner) = &members[2].node.value else { unreachable!() };
         assert_eq!(inner[0].node.value, Value::Str("v\né😀".into()));
         assert_eq!(line_column(text, inner[0].key_at), (3, 9));
     }
@@ -427,11 +393,7 @@ mod tests {
     #[test]
     fn reports_errors_where_they_are() {
         let cases = [
-            (
-                "{\"a\": 1,\n \"a\": 2}",
-                (2, 2),
-                "duplicate key \"a\" (first at 1:2)",
-            ),
+            ("{\"a\": 1,\n \"a\": 2}", (2, 2), "duplicate key \"a\" (first at 1:2)"),
             ("{\"a\": 1\n \"b\": 2}", (2, 2), "expected ',' or '}'"),
             ("{\"a\": 1,}", (1, 9), "expected a key"),
             ("{\"a\": [1 2]}", (1, 10), "expected ',' or ']'"),

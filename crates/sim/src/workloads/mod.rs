@@ -22,7 +22,7 @@ use crate::Workload;
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     /// The workload file could not be read.
-    #[error("cannot read workload file {path}: {source}")]
+    #[error("cannot read workload file {path}")]
     Io {
         path: String,
         #[source]
@@ -30,39 +30,20 @@ pub enum WorkloadError {
     },
     /// The rt-app file is not valid JSON.
     #[error("{file}:{line}:{column}: invalid JSON: {message}")]
-    Json {
-        file: String,
-        line: usize,
-        column: usize,
-        message: String,
-    },
+    Json { file: String, line: usize, column: usize, message: String },
     /// The rt-app file is valid JSON but uses something the simulator does not support
     /// or gets a value wrong.
     #[error("{file}:{line}:{column}: {message}")]
-    RtApp {
-        file: String,
-        line: usize,
-        column: usize,
-        message: String,
-    },
+    RtApp { file: String, line: usize, column: usize, message: String },
     /// The spec names no built-in workload and no file.
     #[error("unknown workload '{name}': use one of {known}, or the path of an rt-app .json file")]
     UnknownWorkload { name: String, known: String },
     /// A built-in workload was given a key it does not have.
     #[error("{workload}: unknown key '{key}'; accepted keys: {accepted}")]
-    UnknownKey {
-        workload: String,
-        key: String,
-        accepted: String,
-    },
+    UnknownKey { workload: String, key: String, accepted: String },
     /// A built-in workload's key has a value it cannot use.
     #[error("{workload}: {key}={value}: {problem}")]
-    BadValue {
-        workload: String,
-        key: String,
-        value: String,
-        problem: String,
-    },
+    BadValue { workload: String, key: String, value: String, problem: String },
     /// The spec string itself is malformed.
     #[error("workload spec '{spec}': {problem}")]
     BadSpec { spec: String, problem: String },
@@ -72,10 +53,8 @@ pub enum WorkloadError {
 /// `.json`, or an existing file), or a built-in `NAME[:key=value,...]`.
 pub fn load(spec: &str) -> Result<Workload, WorkloadError> {
     if spec.ends_with(".json") || Path::new(spec).is_file() {
-        let text = std::fs::read_to_string(spec).map_err(|source| WorkloadError::Io {
-            path: spec.to_string(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(spec)
+            .map_err(|source| WorkloadError::Io { path: spec.to_string(), source })?;
         rtapp::parse(&text, spec)
     } else {
         spec::builtin(spec)
@@ -125,18 +104,12 @@ mod tests {
     #[test]
     fn load_reads_rt_app_files() {
         let path = std::env::temp_dir().join(format!("schedlab-load-{}.json", std::process::id()));
-        std::fs::write(
-            &path,
-            "{\"tasks\": {\"t\": {\"loop\": 2, \"run\": 100}},\n \"bogus\": 1}",
-        )
-        .unwrap();
+        std::fs::write(&path, "{\"tasks\": {\"t\": {\"loop\": 2, \"run\": 100}},\n \"bogus\": 1}").unwrap();
         let spec = path.to_str().unwrap();
         let e = load(spec).unwrap_err().to_string();
         assert_eq!(
             e,
-            format!(
-                "{spec}:2:2: unknown top-level key \"bogus\"; accepted: tasks, global, resources"
-            )
+            format!("{spec}:2:2: unknown top-level key \"bogus\"; accepted: tasks, global, resources")
         );
         std::fs::write(&path, "{\"tasks\": {\"t\": {\"loop\": 2, \"run\": 100}}}").unwrap();
         let w = load(spec).unwrap();

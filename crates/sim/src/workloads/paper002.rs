@@ -95,9 +95,7 @@ pub struct Pi {
 impl Default for Pi {
     /// pi-sched's default iteration count.
     fn default() -> Self {
-        Pi {
-            work_ns: PI_ITERATIONS * NS_PER_ITERATION,
-        }
+        Pi { work_ns: PI_ITERATIONS * NS_PER_ITERATION }
     }
 }
 
@@ -117,12 +115,7 @@ pub struct Rw {
 impl Default for Rw {
     /// rw.c's transfer and block sizes, and the costs derived from the paper's table.
     fn default() -> Self {
-        Rw {
-            bytes: 102_400,
-            block: 1_024,
-            io_ns: 1_500_000,
-            cpu_ns: 150_000,
-        }
+        Rw { bytes: 102_400, block: 1_024, io_ns: 1_500_000, cpu_ns: 150_000 }
     }
 }
 
@@ -196,9 +189,7 @@ impl Paper002 {
         let sys = |nr: u32| Op::Syscall { nr };
         let mut p = Program::new(self.kind.comm());
         if self.kind.has_pi() {
-            p = p
-                .op(Op::Compute(self.pi.work_ns))
-                .op(sys(Syscall::Write.nr()));
+            p = p.op(Op::Compute(self.pi.work_ns)).op(sys(Syscall::Write.nr()));
         }
         if self.kind.has_rw() {
             let rw = self.rw;
@@ -225,10 +216,7 @@ impl Paper002 {
 
     /// `procs` processes named `<kind>-<n>`, all running [`Self::program`] from t = 0.
     pub fn workload(&self) -> Workload {
-        let mut w = Workload {
-            name: self.spec(),
-            ..Workload::default()
-        };
+        let mut w = Workload { name: self.spec(), ..Workload::default() };
         let program = w.add_program(self.program());
         for n in 0..self.procs {
             let mut t = TaskSpec::new(format!("{}-{n}", self.kind.name()), program);
@@ -248,15 +236,11 @@ impl Paper002 {
         let mut p = Paper002::new(kind);
         p.procs = args.int("procs", p.procs.into(), 1..=100_000)? as u32;
         if let Some(v) = args.get("policy") {
-            p.policy = Policy::parse(v).ok_or_else(|| {
-                args.bad("policy", "expected one of other, batch, idle, fifo, rr")
-            })?;
+            p.policy = Policy::parse(v)
+                .ok_or_else(|| args.bad("policy", "expected one of other, batch, idle, fifo, rr"))?;
         }
         if p.policy.is_rt() && args.get("nice").is_some() {
-            return Err(args.bad(
-                "nice",
-                "nice applies to other, batch and idle; fifo and rr use prio",
-            ));
+            return Err(args.bad("nice", "nice applies to other, batch and idle; fifo and rr use prio"));
         }
         if !p.policy.is_rt() && args.get("prio").is_some() {
             return Err(args.bad(
@@ -286,19 +270,13 @@ impl Paper002 {
             let bytes = args.int("bytes", d.bytes as i64, 1..=1 << 40)? as u64;
             let block = args.int("block", d.block.into(), 1..=i64::from(u32::MAX))? as u32;
             if !bytes.is_multiple_of(u64::from(block)) {
-                return Err(args.bad(
-                    "block",
-                    format!("expected a divisor of bytes={bytes}, as rw.c requires"),
-                ));
+                return Err(
+                    args.bad("block", format!("expected a divisor of bytes={bytes}, as rw.c requires"))
+                );
             }
             if bytes / u64::from(block) > u64::from(u32::MAX) {
-                return Err(args.bad(
-                    "block",
-                    format!(
-                        "too small: bytes={bytes} would take over {} blocks",
-                        u32::MAX
-                    ),
-                ));
+                return Err(args
+                    .bad("block", format!("too small: bytes={bytes} would take over {} blocks", u32::MAX)));
             }
             p.rw = Rw {
                 bytes,
@@ -311,37 +289,17 @@ impl Paper002 {
     }
 }
 
-const PROCS: (&str, &str) = (
-    "procs",
-    "number of processes, 1..=100000, default 10 (the paper: 10, 50, 100)",
-);
+const PROCS: (&str, &str) = ("procs", "number of processes, 1..=100000, default 10 (the paper: 10, 50, 100)");
 const POLICY: (&str, &str) = ("policy", "other, batch, idle, fifo or rr, default other");
-const PRIO: (&str, &str) = (
-    "prio",
-    "real-time priority for fifo/rr, 1..=99, default 99 as the paper's programs",
-);
-const NICE: (&str, &str) = (
-    "nice",
-    "nice value for other/batch/idle, -20..=19, default 0",
-);
-const ITERATIONS: (&str, &str) = (
-    "iterations",
-    "pi iterations at 70 ns of CPU each, default 1000000",
-);
-const WORK: (&str, &str) = (
-    "work",
-    "pi CPU time per process instead of iterations, e.g. 70ms",
-);
+const PRIO: (&str, &str) =
+    ("prio", "real-time priority for fifo/rr, 1..=99, default 99 as the paper's programs");
+const NICE: (&str, &str) = ("nice", "nice value for other/batch/idle, -20..=19, default 0");
+const ITERATIONS: (&str, &str) = ("iterations", "pi iterations at 70 ns of CPU each, default 1000000");
+const WORK: (&str, &str) = ("work", "pi CPU time per process instead of iterations, e.g. 70ms");
 const BYTES: (&str, &str) = ("bytes", "bytes each process copies, default 102400");
-const BLOCK: (&str, &str) = (
-    "block",
-    "bytes per read and write, must divide bytes, default 1024",
-);
+const BLOCK: (&str, &str) = ("block", "bytes per read and write, must divide bytes, default 1024");
 const IO: (&str, &str) = ("io", "device time of each O_SYNC write, default 1500us");
-const CPU: (&str, &str) = (
-    "cpu",
-    "CPU time per block besides the system calls, default 150us",
-);
+const CPU: (&str, &str) = ("cpu", "CPU time per block besides the system calls, default 150us");
 
 /// The `pi` built-in.
 pub(crate) const PI: Builtin = Builtin {
@@ -363,9 +321,7 @@ pub(crate) const RW: Builtin = Builtin {
 pub(crate) const MIXED: Builtin = Builtin {
     name: "mixed",
     about: "paper 002's mixed: N processes computing pi, then copying a file",
-    keys: &[
-        PROCS, POLICY, PRIO, NICE, ITERATIONS, WORK, BYTES, BLOCK, IO, CPU,
-    ],
+    keys: &[PROCS, POLICY, PRIO, NICE, ITERATIONS, WORK, BYTES, BLOCK, IO, CPU],
     build: |args| Ok(Paper002::from_args(Kind::Mixed, args)?.workload()),
 };
 
@@ -398,15 +354,10 @@ mod tests {
             for policy in ["other", "batch", "idle", "fifo", "rr"] {
                 for procs in [10, 50, 100] {
                     let w = load(&format!("{kind}:procs={procs},policy={policy}")).unwrap();
-                    w.validate(4)
-                        .unwrap_or_else(|e| panic!("{kind} {policy}: {e}"));
+                    w.validate(4).unwrap_or_else(|e| panic!("{kind} {policy}: {e}"));
                     assert_eq!(w.tasks.len(), procs);
                     assert_eq!(w.tasks[procs - 1].name, format!("{kind}-{}", procs - 1));
-                    assert_eq!(
-                        load(&w.name).unwrap(),
-                        w,
-                        "the name is a spec that rebuilds it"
-                    );
+                    assert_eq!(load(&w.name).unwrap(), w, "the name is a spec that rebuilds it");
                 }
             }
         }
@@ -428,10 +379,7 @@ mod tests {
     #[test]
     fn rw_copies_in_synchronous_blocks() {
         let w = load("rw").unwrap();
-        assert_eq!(
-            w.name,
-            "rw:procs=10,policy=other,nice=0,bytes=102400,block=1024,io=1500us,cpu=150us"
-        );
+        assert_eq!(w.name, "rw:procs=10,policy=other,nice=0,bytes=102400,block=1024,io=1500us,cpu=150us");
         let (cpu, syscalls, ios) = totals(&w.programs[0]);
         assert_eq!(cpu, 100 * 150_000);
         assert_eq!(ios, 100);
@@ -456,24 +404,12 @@ mod tests {
     #[test]
     fn policies_get_the_papers_priority() {
         let w = load("pi:policy=fifo").unwrap();
-        assert!(w
-            .tasks
-            .iter()
-            .all(|t| t.policy == Policy::Fifo && t.rt_priority == 99 && t.nice == 0));
+        assert!(w.tasks.iter().all(|t| t.policy == Policy::Fifo && t.rt_priority == 99 && t.nice == 0));
         let w = load("rw:policy=SCHED_RR,prio=10").unwrap();
-        assert!(w
-            .tasks
-            .iter()
-            .all(|t| t.policy == Policy::Rr && t.rt_priority == 10));
+        assert!(w.tasks.iter().all(|t| t.policy == Policy::Rr && t.rt_priority == 10));
         let w = load("mixed:policy=batch,nice=-5").unwrap();
-        assert!(w
-            .tasks
-            .iter()
-            .all(|t| t.policy == Policy::Batch && t.nice == -5 && t.rt_priority == 0));
-        assert!(w
-            .tasks
-            .iter()
-            .all(|t| t.thread_of.is_none() && t.start_ns == 0));
+        assert!(w.tasks.iter().all(|t| t.policy == Policy::Batch && t.nice == -5 && t.rt_priority == 0));
+        assert!(w.tasks.iter().all(|t| t.thread_of.is_none() && t.start_ns == 0));
     }
 
     #[test]
@@ -491,36 +427,18 @@ mod tests {
             err("rw:policy=fifo,nice=1"),
             "rw: nice=1: nice applies to other, batch and idle; fifo and rr use prio"
         );
-        assert_eq!(
-            err("pi:policy=rr,prio=0"),
-            "pi: prio=0: expected a whole number in 1..=99"
-        );
-        assert_eq!(
-            err("mixed:nice=20"),
-            "mixed: nice=20: expected a whole number in -20..=19"
-        );
-        assert_eq!(
-            err("pi:iterations=5,work=1ms"),
-            "pi: work=1ms: give either iterations or work, not both"
-        );
-        assert_eq!(
-            err("pi:work=0"),
-            "pi: work=0: expected a CPU time above zero"
-        );
+        assert_eq!(err("pi:policy=rr,prio=0"), "pi: prio=0: expected a whole number in 1..=99");
+        assert_eq!(err("mixed:nice=20"), "mixed: nice=20: expected a whole number in -20..=19");
+        assert_eq!(err("pi:iterations=5,work=1ms"), "pi: work=1ms: give either iterations or work, not both");
+        assert_eq!(err("pi:work=0"), "pi: work=0: expected a CPU time above zero");
         assert!(err("pi:work=fast").starts_with("pi: work=fast: expected a duration such as 100ms"));
         assert_eq!(
             err("rw:bytes=1000,block=300"),
             "rw: block=300: expected a divisor of bytes=1000, as rw.c requires"
         );
-        assert_eq!(
-            err("pi:procs=0"),
-            "pi: procs=0: expected a whole number in 1..=100000"
-        );
+        assert_eq!(err("pi:procs=0"), "pi: procs=0: expected a whole number in 1..=100000");
         let e = err("pi:bytes=5");
-        assert!(
-            e.starts_with("pi: unknown key 'bytes'; accepted keys: procs ("),
-            "{e}"
-        );
+        assert!(e.starts_with("pi: unknown key 'bytes'; accepted keys: procs ("), "{e}");
         assert!(e.contains("work ("), "{e}");
         assert!(!e.contains("block"), "{e}");
     }

@@ -78,21 +78,11 @@ use crate::{Op, Policy, Program, TaskSpec, Workload};
 pub fn parse(text: &str, file: &str) -> Result<Workload, WorkloadError> {
     let root = json::parse(text).map_err(|e| {
         let (line, column) = json::line_column(text, e.at);
-        WorkloadError::Json {
-            file: file.to_string(),
-            line,
-            column,
-            message: e.message,
-        }
+        WorkloadError::Json { file: file.to_string(), line, column, message: e.message }
     })?;
     workload(&root, file).map_err(|e| {
         let (line, column) = json::line_column(text, e.at);
-        WorkloadError::RtApp {
-            file: file.to_string(),
-            line,
-            column,
-            message: e.message,
-        }
+        WorkloadError::RtApp { file: file.to_string(), line, column, message: e.message }
     })
 }
 
@@ -106,17 +96,14 @@ struct Error {
 type Parsed<T> = Result<T, Error>;
 
 fn fail<T>(at: usize, message: impl Into<String>) -> Parsed<T> {
-    Err(Error {
-        at,
-        message: message.into(),
-    })
+    Err(Error { at, message: message.into() })
 }
 
 /// rt-app's event names in the order rt-app tries them: a key is an event when it starts
 /// with one of them.
 const EVENTS: &[&str] = &[
-    "lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer",
-    "suspend", "resume", "mem", "iorun", "yield", "barrier", "fork",
+    "lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend",
+    "resume", "mem", "iorun", "yield", "barrier", "fork",
 ];
 
 const SUPPORTED_EVENTS: &str = "run, runtime, sleep, timer, yield";
@@ -134,10 +121,7 @@ fn event_kind(key: &str) -> Option<&'static str> {
 
 /// The error for a key that is not accepted in a `place` object.
 fn unknown<T>(m: &Member, place: &str, accepted: &str) -> Parsed<T> {
-    fail(
-        m.key_at,
-        format!("unknown {place} key \"{}\"; accepted: {accepted}", m.key),
-    )
+    fail(m.key_at, format!("unknown {place} key \"{}\"; accepted: {accepted}", m.key))
 }
 
 /// The error for a key of a task or phase that is not accepted: rt-app's keys for things
@@ -158,54 +142,35 @@ fn refuse<T>(m: &Member, place: &str, accepted: &str) -> Parsed<T> {
 fn object<'a>(node: &'a Node, what: &str) -> Parsed<&'a [Member]> {
     match &node.value {
         Value::Object(members) => Ok(members),
-        v => fail(
-            node.at,
-            format!("{what} must be an object, found {}", v.kind()),
-        ),
+        v => fail(node.at, format!("{what} must be an object, found {}", v.kind())),
     }
 }
 
 fn int(node: &Node, what: &str) -> Parsed<i64> {
     match node.value {
         Value::Int(n) => Ok(n),
-        ref v => fail(
-            node.at,
-            format!("{what} must be an integer, found {}", v.kind()),
-        ),
+        ref v => fail(node.at, format!("{what} must be an integer, found {}", v.kind())),
     }
 }
 
 fn int_in(node: &Node, what: &str, range: RangeInclusive<i64>) -> Parsed<i64> {
     match int(node, what)? {
         n if range.contains(&n) => Ok(n),
-        n => fail(
-            node.at,
-            format!(
-                "{what} must be in {}..={}, not {n}",
-                range.start(),
-                range.end()
-            ),
-        ),
+        n => fail(node.at, format!("{what} must be in {}..={}, not {n}", range.start(), range.end())),
     }
 }
 
 fn string<'a>(node: &'a Node, what: &str) -> Parsed<&'a str> {
     match &node.value {
         Value::Str(s) => Ok(s),
-        v => fail(
-            node.at,
-            format!("{what} must be a string, found {}", v.kind()),
-        ),
+        v => fail(node.at, format!("{what} must be a string, found {}", v.kind())),
     }
 }
 
 fn boolean(node: &Node, what: &str) -> Parsed<bool> {
     match node.value {
         Value::Bool(b) => Ok(b),
-        ref v => fail(
-            node.at,
-            format!("{what} must be true or false, found {}", v.kind()),
-        ),
+        ref v => fail(node.at, format!("{what} must be true or false, found {}", v.kind())),
     }
 }
 
@@ -213,17 +178,10 @@ fn boolean(node: &Node, what: &str) -> Parsed<bool> {
 fn usec(node: &Node, what: &str) -> Parsed<Ns> {
     match node.value {
         Value::Int(n @ 0..=0x7fff_ffff) => Ok(n as Ns * NSEC_PER_USEC),
-        Value::Int(n) => fail(
-            node.at,
-            format!("{what} must be 0..=2147483647 microseconds, not {n}"),
-        ),
-        ref v => fail(
-            node.at,
-            format!(
-                "{what} must be an integer number of microseconds, found {}",
-                v.kind()
-            ),
-        ),
+        Value::Int(n) => fail(node.at, format!("{what} must be 0..=2147483647 microseconds, not {n}")),
+        ref v => {
+            fail(node.at, format!("{what} must be an integer number of microseconds, found {}", v.kind()))
+        }
     }
 }
 
@@ -233,10 +191,7 @@ fn loop_count(node: &Node) -> Parsed<u32> {
         -1 => Ok(0),
         n => match u32::try_from(n) {
             Ok(n) if n > 0 => Ok(n),
-            _ => fail(
-                node.at,
-                format!("\"loop\" must be -1 (for ever) or a count from 1, not {n}"),
-            ),
+            _ => fail(node.at, format!("\"loop\" must be -1 (for ever) or a count from 1, not {n}")),
         },
     }
 }
@@ -244,20 +199,10 @@ fn loop_count(node: &Node) -> Parsed<u32> {
 fn policy(node: &Node, what: &str) -> Parsed<Policy> {
     let name = string(node, what)?;
     if name.eq_ignore_ascii_case("SCHED_DEADLINE") {
-        return fail(
-            node.at,
-            format!("SCHED_DEADLINE is not simulated; use {POLICIES}"),
-        );
+        return fail(node.at, format!("SCHED_DEADLINE is not simulated; use {POLICIES}"));
     }
-    Policy::parse(name).map_or_else(
-        || {
-            fail(
-                node.at,
-                format!("unknown policy \"{name}\"; use {POLICIES}"),
-            )
-        },
-        Ok,
-    )
+    Policy::parse(name)
+        .map_or_else(|| fail(node.at, format!("unknown policy \"{name}\"; use {POLICIES}")), Ok)
 }
 
 /// Appends `body` to `ops`, in a loop unless it runs once (`count` 0: for ever).
@@ -278,10 +223,7 @@ struct Global {
 }
 
 fn global(node: Option<&Node>) -> Parsed<Global> {
-    let mut g = Global {
-        duration_ns: None,
-        policy: Policy::Other,
-    };
+    let mut g = Global { duration_ns: None, policy: Policy::Other };
     let Some(node) = node else { return Ok(g) };
     for m in object(node, "\"global\"")? {
         let (what, v) = (format!("\"{}\"", m.key), &m.node);
@@ -293,23 +235,11 @@ fn global(node: Option<&Node>) -> Parsed<Global> {
             "default_policy" => g.policy = policy(v, &what)?,
             "calibration" | "log_size" if matches!(v.value, Value::Int(_) | Value::Str(_)) => {}
             "calibration" | "log_size" => {
-                return fail(
-                    v.at,
-                    format!(
-                        "{what} must be an integer or a string, found {}",
-                        v.value.kind()
-                    ),
-                )
+                return fail(v.at, format!("{what} must be an integer or a string, found {}", v.value.kind()))
             }
             "ftrace" if matches!(v.value, Value::Bool(_) | Value::Str(_)) => {}
             "ftrace" => {
-                return fail(
-                    v.at,
-                    format!(
-                        "{what} must be a string or a boolean, found {}",
-                        v.value.kind()
-                    ),
-                )
+                return fail(v.at, format!("{what} must be a string or a boolean, found {}", v.value.kind()))
             }
             "lock_pages" | "pi_enabled" | "gnuplot" | "cumulative_slack" => {
                 boolean(v, &what)?;
@@ -338,7 +268,9 @@ fn event(m: &Member, kind: &str, timers: &mut Vec<String>) -> Parsed<Op> {
         other => {
             return fail(
                 m.key_at,
-                format!("{what}: the rt-app event \"{other}\" is not simulated; supported events: {SUPPORTED_EVENTS}"),
+                format!(
+                "{what}: the rt-app event \"{other}\" is not simulated; supported events: {SUPPORTED_EVENTS}"
+            ),
             )
         }
     })
@@ -370,8 +302,8 @@ fn timer(node: &Node, what: &str, timers: &mut Vec<String>) -> Parsed<Op> {
             timers.len() - 1
         }
     };
-    let slot = u16::try_from(slot)
-        .map_or_else(|_| fail(node.at, "more than 65536 timers in one task"), Ok)?;
+    let slot =
+        u16::try_from(slot).map_or_else(|_| fail(node.at, "more than 65536 timers in one task"), Ok)?;
     Ok(Op::Timer { slot, period })
 }
 
@@ -396,10 +328,7 @@ fn phase(p: &Member, timers: &mut Vec<String>) -> Parsed<(u32, Vec<Op>)> {
         }
     }
     if ops.is_empty() {
-        return fail(
-            p.key_at,
-            format!("phase \"{}\" has no events ({SUPPORTED_EVENTS})", p.key),
-        );
+        return fail(p.key_at, format!("phase \"{}\" has no events ({SUPPORTED_EVENTS})", p.key));
     }
     Ok((count, ops))
 }
@@ -444,17 +373,11 @@ fn task(t: &Member, g: &Global) -> Parsed<Task> {
         (None, true) => task.rt_priority = 10,
         (None, false) => {}
         (Some(v), true) => {
-            task.rt_priority = int_in(
-                v,
-                &format!("\"priority\" of a {} task", task.policy.name()),
-                1..=99,
-            )? as u8
+            task.rt_priority =
+                int_in(v, &format!("\"priority\" of a {} task", task.policy.name()), 1..=99)? as u8
         }
         (Some(v), false) => {
-            let what = format!(
-                "\"priority\" of a {} task (its nice value)",
-                task.policy.name()
-            );
+            let what = format!("\"priority\" of a {} task (its nice value)", task.policy.name());
             task.nice = int_in(v, &what, -20..=19)? as i8;
         }
     }
@@ -479,10 +402,7 @@ fn task(t: &Member, g: &Global) -> Parsed<Task> {
         if events.is_empty() {
             return fail(
                 t.key_at,
-                format!(
-                    "task \"{}\" has no events ({SUPPORTED_EVENTS}) and no \"phases\"",
-                    t.key
-                ),
+                format!("task \"{}\" has no events ({SUPPORTED_EVENTS}) and no \"phases\"", t.key),
             );
         }
         for (m, kind) in events {
@@ -498,10 +418,7 @@ fn cpus(node: &Node) -> Parsed<Vec<Cpu>> {
     let Value::Array(items) = &node.value else {
         return fail(
             node.at,
-            format!(
-                "\"cpus\" must be an array of CPU numbers, found {}",
-                node.value.kind()
-            ),
+            format!("\"cpus\" must be an array of CPU numbers, found {}", node.value.kind()),
         );
     };
     if items.is_empty() {
@@ -541,11 +458,7 @@ fn workload(root: &Node, file: &str) -> Parsed<Workload> {
             "missing \"tasks\": an rt-app file describes its threads in a \"tasks\" object",
         );
     };
-    let mut w = Workload {
-        name: file.to_string(),
-        duration_ns: g.duration_ns,
-        ..Workload::default()
-    };
+    let mut w = Workload { name: file.to_string(), duration_ns: g.duration_ns, ..Workload::default() };
     for t in object(tasks, "\"tasks\"")? {
         let task = task(t, &g)?;
         if task.instances == 0 {
@@ -564,10 +477,7 @@ fn workload(root: &Node, file: &str) -> Parsed<Workload> {
         }
     }
     if w.tasks.is_empty() {
-        return fail(
-            tasks.at,
-            "no thread to run: \"tasks\" is empty or every task has \"instance\": 0",
-        );
+        return fail(tasks.at, "no thread to run: \"tasks\" is empty or every task has \"instance\": 0");
     }
     Ok(w)
 }
@@ -613,26 +523,16 @@ mod tests {
             ]
         );
         let t = &w.tasks[0];
-        assert_eq!(
-            (t.name.as_str(), t.policy, t.nice, t.rt_priority),
-            ("t-0", Policy::Other, 0, 0)
-        );
-        assert_eq!(
-            (t.affinity.as_ref(), t.start_ns, t.thread_of),
-            (None, 0, None)
-        );
+        assert_eq!((t.name.as_str(), t.policy, t.nice, t.rt_priority), ("t-0", Policy::Other, 0, 0));
+        assert_eq!((t.affinity.as_ref(), t.start_ns, t.thread_of), (None, 0, None));
         w.validate(1).unwrap();
     }
 
     #[test]
     fn loops_default_to_for_ever() {
-        let w = load(
-            r#"{"tasks": {"a": {"run": 1}, "b": {"loop": 1, "run": 1}, "c": {"loop": -1, "run": 1}}}"#,
-        );
-        assert_eq!(
-            ops(&w, 0),
-            [Op::Loop { count: 0 }, Op::Compute(US), Op::LoopEnd]
-        );
+        let w =
+            load(r#"{"tasks": {"a": {"run": 1}, "b": {"loop": 1, "run": 1}, "c": {"loop": -1, "run": 1}}}"#);
+        assert_eq!(ops(&w, 0), [Op::Loop { count: 0 }, Op::Compute(US), Op::LoopEnd]);
         assert_eq!(ops(&w, 1), [Op::Compute(US)]);
         assert_eq!(ops(&w, 2), ops(&w, 0));
     }
@@ -659,10 +559,7 @@ mod tests {
             ]
         );
         let w = load(r#"{"tasks": {"t": {"phases": {"p": {"run": 1}}}}}"#);
-        assert_eq!(
-            ops(&w, 0),
-            [Op::Loop { count: 0 }, Op::Compute(US), Op::LoopEnd]
-        );
+        assert_eq!(ops(&w, 0), [Op::Loop { count: 0 }, Op::Compute(US), Op::LoopEnd]);
     }
 
     #[test]
@@ -691,11 +588,7 @@ mod tests {
                 "batch": {"policy": "SCHED_BATCH", "loop": 1, "run": 1},
                 "idle": {"policy": "SCHED_IDLE", "priority": 3, "loop": 1, "run": 1}}}"#,
         );
-        let got: Vec<(Policy, i8, u8)> = w
-            .tasks
-            .iter()
-            .map(|t| (t.policy, t.nice, t.rt_priority))
-            .collect();
+        let got: Vec<(Policy, i8, u8)> = w.tasks.iter().map(|t| (t.policy, t.nice, t.rt_priority)).collect();
         assert_eq!(
             got,
             [
@@ -711,8 +604,7 @@ mod tests {
 
     #[test]
     fn cpus_and_delay() {
-        let w =
-            load(r#"{"tasks": {"t": {"cpus": [3, 1, 3], "delay": 1500, "loop": 1, "run": 1}}}"#);
+        let w = load(r#"{"tasks": {"t": {"cpus": [3, 1, 3], "delay": 1500, "loop": 1, "run": 1}}}"#);
         assert_eq!(w.tasks[0].affinity, Some(vec![1, 3]));
         assert_eq!(w.tasks[0].start_ns, 1_500 * US);
         w.validate(4).unwrap();
@@ -731,31 +623,16 @@ mod tests {
             ops(&w, 0)[1..6],
             [
                 Op::Compute(10 * US),
-                Op::Timer {
-                    slot: 0,
-                    period: MS
-                },
+                Op::Timer { slot: 0, period: MS },
                 Op::Compute(5 * US),
-                Op::Timer {
-                    slot: 1,
-                    period: 500 * US
-                },
-                Op::Timer {
-                    slot: 0,
-                    period: MS
-                }
+                Op::Timer { slot: 1, period: 500 * US },
+                Op::Timer { slot: 0, period: MS }
             ]
         );
         // rt-app's defaults: ref "unknown", period 0.
         assert_eq!(
             ops(&w, 1)[2..4],
-            [
-                Op::Timer {
-                    slot: 0,
-                    period: 20 * MS
-                },
-                Op::Timer { slot: 1, period: 0 }
-            ]
+            [Op::Timer { slot: 0, period: 20 * MS }, Op::Timer { slot: 1, period: 0 }]
         );
     }
 
@@ -802,10 +679,7 @@ mod tests {
         assert_eq!(w.duration_ns, Some(3 * NSEC_PER_SEC));
         let names: Vec<&str> = w.tasks.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["audio-0", "audio-1", "hog-2", "late-3"]);
-        assert_eq!(
-            (w.tasks[1].policy, w.tasks[1].rt_priority),
-            (Policy::Fifo, 80)
-        );
+        assert_eq!((w.tasks[1].policy, w.tasks[1].rt_priority), (Policy::Fifo, 80));
         assert_eq!((w.tasks[2].policy, w.tasks[2].nice), (Policy::Other, 10));
         assert_eq!(w.tasks[3].start_ns, 100 * MS);
         assert_eq!(ops(&w, 3).len(), 4);
@@ -901,37 +775,17 @@ mod tests {
             "t.json:2:3: invalid JSON: expected ',' or '}' after an object member"
         );
         let e = err("{\"tasks\": {\"t\": {\"run\": 1,\n  \"run\": 2}}}");
-        assert!(
-            e.starts_with("t.json:2:3: invalid JSON: duplicate key \"run\" (first at 1:18)"),
-            "{e}"
-        );
-        assert!(matches!(
-            parse("[", "t.json"),
-            Err(WorkloadError::Json {
-                line: 1,
-                column: 2,
-                ..
-            })
-        ));
+        assert!(e.starts_with("t.json:2:3: invalid JSON: duplicate key \"run\" (first at 1:18)"), "{e}");
+        assert!(matches!(parse("[", "t.json"), Err(WorkloadError::Json { line: 1, column: 2, .. })));
     }
 
     #[test]
     fn the_document_must_be_an_object_with_tasks() {
-        assert_eq!(
-            err("[1]"),
-            "t.json:1:1: the document must be an object, found an array"
-        );
+        assert_eq!(err("[1]"), "t.json:1:1: the document must be an object, found an array");
         assert_eq!(
             err("{\"global\": {}}"),
             "t.json:1:1: missing \"tasks\": an rt-app file describes its threads in a \"tasks\" object"
         );
-        assert!(matches!(
-            parse("{}", "x.json"),
-            Err(WorkloadError::RtApp {
-                line: 1,
-                column: 1,
-                ..
-            })
-        ));
+        assert!(matches!(parse("{}", "x.json"), Err(WorkloadError::RtApp { line: 1, column: 1, .. })));
     }
 }

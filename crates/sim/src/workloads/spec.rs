@@ -22,12 +22,7 @@ pub struct Builtin {
 }
 
 /// Every built-in workload, in the order help lists them.
-pub const BUILTINS: &[Builtin] = &[
-    hackbench::BUILTIN,
-    paper002::PI,
-    paper002::RW,
-    paper002::MIXED,
-];
+pub const BUILTINS: &[Builtin] = &[hackbench::BUILTIN, paper002::PI, paper002::RW, paper002::MIXED];
 
 /// Builds the built-in workload a `NAME[:key=value,...]` spec names.
 pub(crate) fn builtin(spec: &str) -> Result<Workload, WorkloadError> {
@@ -35,10 +30,7 @@ pub(crate) fn builtin(spec: &str) -> Result<Workload, WorkloadError> {
     let name = name.trim();
     let Some(b) = BUILTINS.iter().find(|b| b.name == name) else {
         let known: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
-        return Err(WorkloadError::UnknownWorkload {
-            name: name.to_string(),
-            known: known.join(", "),
-        });
+        return Err(WorkloadError::UnknownWorkload { name: name.to_string(), known: known.join(", ") });
     };
     (b.build)(&Args::parse(b, spec, params)?)
 }
@@ -51,27 +43,16 @@ pub(crate) struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    fn parse(
-        builtin: &'static Builtin,
-        spec: &str,
-        params: &'a str,
-    ) -> Result<Self, WorkloadError> {
+    fn parse(builtin: &'static Builtin, spec: &str, params: &'a str) -> Result<Self, WorkloadError> {
         let mut pairs: Vec<(&str, &str)> = Vec::new();
         for item in params.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let bad_spec = |problem: String| WorkloadError::BadSpec {
-                spec: spec.to_string(),
-                problem,
-            };
-            let (key, value) = item
-                .split_once('=')
-                .ok_or_else(|| bad_spec(format!("'{item}' is not key=value")))?;
+            let bad_spec = |problem: String| WorkloadError::BadSpec { spec: spec.to_string(), problem };
+            let (key, value) =
+                item.split_once('=').ok_or_else(|| bad_spec(format!("'{item}' is not key=value")))?;
             let (key, value) = (key.trim(), value.trim());
             if !builtin.keys.iter().any(|(k, _)| *k == key) {
-                let accepted: Vec<String> = builtin
-                    .keys
-                    .iter()
-                    .map(|(k, help)| format!("{k} ({help})"))
-                    .collect();
+                let accepted: Vec<String> =
+                    builtin.keys.iter().map(|(k, help)| format!("{k} ({help})")).collect();
                 return Err(WorkloadError::UnknownKey {
                     workload: builtin.name.to_string(),
                     key: key.to_string(),
@@ -103,14 +84,9 @@ impl<'a> Args<'a> {
         };
         match v.parse::<i64>() {
             Ok(n) if range.contains(&n) => Ok(n),
-            _ => Err(self.bad(
-                key,
-                format!(
-                    "expected a whole number in {}..={}",
-                    range.start(),
-                    range.end()
-                ),
-            )),
+            _ => {
+                Err(self.bad(key, format!("expected a whole number in {}..={}", range.start(), range.end())))
+            }
         }
     }
 
@@ -119,12 +95,8 @@ impl<'a> Args<'a> {
         let Some(v) = self.get(key) else {
             return Ok(default);
         };
-        parse_duration(v).map_err(|e| {
-            self.bad(
-                key,
-                format!("expected a duration such as 100ms, 1.5us or 2s ({e})"),
-            )
-        })
+        parse_duration(v)
+            .map_err(|e| self.bad(key, format!("expected a duration such as 100ms, 1.5us or 2s ({e})")))
     }
 
     /// One of the named `choices`, or `default` when absent.
@@ -184,22 +156,11 @@ mod tests {
     #[test]
     fn malformed_specs_are_errors() {
         let e = builtin("hackbench:groups").unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "workload spec 'hackbench:groups': 'groups' is not key=value"
-        );
-        let e = builtin("hackbench:groups=1,groups=2")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            "workload spec 'hackbench:groups=1,groups=2': key 'groups' is given twice"
-        );
+        assert_eq!(e, "workload spec 'hackbench:groups': 'groups' is not key=value");
+        let e = builtin("hackbench:groups=1,groups=2").unwrap_err().to_string();
+        assert_eq!(e, "workload spec 'hackbench:groups=1,groups=2': key 'groups' is given twice");
         let e = builtin("hackbench:group=1").unwrap_err().to_string();
-        assert!(
-            e.starts_with("hackbench: unknown key 'group'; accepted keys: groups ("),
-            "{e}"
-        );
+        assert!(e.starts_with("hackbench: unknown key 'group'; accepted keys: groups ("), "{e}");
         assert!(e.contains("mode ("), "{e}");
     }
 

@@ -1,0 +1,43 @@
+# schedlab: the two entry points are `make run` and `make test`; both first run
+# scripts/setup.sh, which installs whatever is missing (and nothing else).
+
+CARGO ?= cargo
+# rustup's cargo, for shells whose PATH lacks it.
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+# What `make run` simulates: the built-in hackbench job (10 groups of 20 senders and
+# 20 receivers, 100 loops of 100-byte messages over pipes) under EEVDF.
+WORKLOAD ?= hackbench:groups=10,fds=20,loops=100,size=100,ipc=pipe
+FAIR ?= eevdf
+# Extra arguments for `schedlab simulate`, e.g. RUN_ARGS="--cpus 4 --trace t.json".
+RUN_ARGS ?=
+
+.PHONY: run test setup build bench fmt lint
+
+## run: build in release mode and simulate $(WORKLOAD) under $(FAIR), printing the summary
+run: build
+	$(CARGO) run --release -q -p schedlab-cli -- simulate $(WORKLOAD) --fair $(FAIR) $(RUN_ARGS)
+
+## test: every test of the workspace
+test: setup
+	$(CARGO) test --workspace
+
+## setup: install missing Debian packages, check the Rust toolchain (idempotent)
+setup:
+	@scripts/setup.sh
+
+## build: release build of the schedlab binary
+build: setup
+	$(CARGO) build --release -p schedlab-cli
+
+## bench: the simulator's criterion benchmarks
+bench: setup
+	$(CARGO) bench -p schedlab-sim
+
+## fmt: format every crate
+fmt:
+	$(CARGO) fmt --all
+
+## lint: clippy on everything, warnings as errors
+lint:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings

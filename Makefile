@@ -12,7 +12,7 @@ FAIR ?= eevdf
 # Extra arguments for `schedlab simulate`, e.g. RUN_ARGS="--cpus 4 --trace t.json".
 RUN_ARGS ?=
 
-.PHONY: run test setup build bench fmt lint
+.PHONY: run test setup build bench hackbench-ratio fmt lint
 
 ## run: build in release mode and simulate $(WORKLOAD) under $(FAIR), printing the summary
 run: build
@@ -33,6 +33,10 @@ build: setup
 ## bench: the simulator's criterion benchmarks
 bench: setup
 	$(CARGO) bench -p schedlab-sim
+
+## hackbench-ratio: real hackbench's defaults vs the same run simulated, timed in one go
+hackbench-ratio: build
+	scripts/hackbench-vs-kernel.sh
 
 ## fmt: format every crate
 fmt:

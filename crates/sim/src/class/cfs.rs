@@ -242,3 +242,63 @@ impl FairClass for Cfs {
         Some(self.sched_slice(rq, ents, curr).saturating_sub(se.sum_exec - se.prev_sum_exec))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfs_on_one_cpu() -> Cfs {
+        Cfs::new(&Tunables::defaults(1))
+    }
+
+    fn entity(nice: i8, vruntime: i64) -> Entity {
+        Entity { nice, vruntime, load: LoadWeight::for_task(nice, false), on_rq: true, ..Entity::default() }
+    }
+
+    #[test]
+    fn period_grows_past_nr_latency() {
+        let cfs = cfs_on_one_cpu();
+        assert_eq!(cfs.sched_period(1), 6_000_000);
+        assert_eq!(cfs.sched_period(8), 6_000_000);
+        assert_eq!(cfs.sched_period(9), 9 * 750_000);
+        assert_eq!(cfs.sched_period(16), 12_000_000);
+    }
+
+    #[test]
+    fn waking_task_preempts_only_beyond_wakeup_granularity() {
+        let cfs = cfs_on_one_cpu();
+        let gran = 1_000_000; // 1 ms on one CPU, in a nice-0 waker's virtual time
+        let mut rq = FairRq::default();
+        for (lead, preempts) in [(gran + 1, true), (gran, false), (0, false), (-5, false)] {
+            let mut ents = vec![Entity::default(), entity(0, 10_000_000 + lead), entity(0, 10_000_000)];
+            assert_eq!(cfs.wakeup_preempt(&mut rq, &mut ents, 1, 2), preempts, "lead {lead}");
+        }
+        // The granularity is in the waker's virtual time: a nice-5 waker's is 1 ms x 1024/335.
+        let gran5 = calc_delta_fair(gran as u64, LoadWeight::for_task(5, false)) as i64;
+        assert!(gran5 > 3 * gran);
+        let mut ents = vec![Entity::default(), entity(0, gran5), entity(5, 0)];
+        assert!(!cfs.wakeup_preempt(&mut rq, &mut ents, 1, 2));
+        ents[1].vruntime = gran5 + 1;
+        assert!(cfs.wakeup_preempt(&mut rq, &mut ents, 1, 2));
+        // SCHED_BATCH never preempts on wake-up; anything preempts SCHED_IDLE.
+        let mut ents = vec![Entity::default(), entity(0, 10 * gran), entity(0, 0)];
+        ents[2].policy = Policy::Batch;
+        assert!(!cfs.wakeup_preempt(&mut rq, &mut ents, 1, 2));
+        ents[2].policy = Policy::Other;
+        ents[1].policy = Policy::Idle;
+        ents[1].vruntime = -10 * gran;
+        assert!(cfs.wakeup_preempt(&mut rq, &mut ents, 1, 2));
+    }
+
+    #[test]
+    fn slice_is_the_weight_share_of_the_period() {
+        let cfs = cfs_on_one_cpu();
+        let mut rq = FairRq::default();
+        let mut ents = vec![Entity::default(), entity(0, 0), entity(1, 0)];
+        cfs.enqueue(&mut rq, &mut ents, 1, Enqueue::Migrated { from_min_vruntime: 0 });
+        cfs.enqueue(&mut rq, &mut ents, 2, Enqueue::Migrated { from_min_vruntime: 0 });
+        let (a, b) = (cfs.sched_slice(&rq, &ents, 1), cfs.sched_slice(&rq, &ents, 2));
+        assert!(a.abs_diff(6_000_000 * 1024 / 1844) <= 2, "{a}");
+        assert!(b.abs_diff(6_000_000 * 820 / 1844) <= 2, "{b}");
+    }
+}

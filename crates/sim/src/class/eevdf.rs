@@ -305,3 +305,66 @@ impl FairClass for Eevdf {
         Some(((vleft * w).div_ceil(n0)) as Ns)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::weights::LoadWeight;
+
+    fn fresh(nice: i8) -> Entity {
+        Entity { nice, load: LoadWeight::for_task(nice, false), ..Entity::default() }
+    }
+
+    #[test]
+    fn eligibility_is_against_the_weighted_average() {
+        let e = Eevdf::new(&Tunables::defaults(1));
+        let mut rq = FairRq::default();
+        let mut ents = vec![Entity::default(), fresh(0), fresh(0), fresh(-5)];
+        for p in 1..=3 {
+            e.enqueue(&mut rq, &mut ents, p, Enqueue::New);
+        }
+        // Force known vruntimes: V = (0·1024 + 3000·1024 + 1000·3121) / 5169.
+        e.dequeue(&mut rq, &mut ents, 1, Dequeue::Sleep);
+        e.dequeue(&mut rq, &mut ents, 2, Dequeue::Sleep);
+        e.dequeue(&mut rq, &mut ents, 3, Dequeue::Sleep);
+        assert_eq!(rq.nr_running, 0);
+        for (p, v) in [(1, 0), (2, 3000), (3, 1000)] {
+            let se = &mut ents[p as usize];
+            se.vruntime = v;
+            se.deadline = v + 700_000;
+            se.on_rq = true;
+            rq.nr_running += 1;
+            rq.load += se.load.weight;
+            Eevdf::tree_insert(&mut rq, &ents, p);
+        }
+        let v = Eevdf::avg_vruntime(&rq, &ents);
+        assert_eq!(v, (3000 * 1024 + 1000 * 3121) / 5169);
+        assert!(Eevdf::eligible(&rq, &ents, 1));
+        assert!(Eevdf::eligible(&rq, &ents, 3));
+        assert!(!Eevdf::eligible(&rq, &ents, 2));
+        // The earliest deadline among the eligible: task 1.
+        assert_eq!(e.pick(&mut rq, &mut ents), Some(1));
+    }
+
+    #[test]
+    fn lag_is_kept_and_clamped_across_a_sleep() {
+        let e = Eevdf::new(&Tunables::defaults(1));
+        let mut rq = FairRq::default();
+        let mut ents = vec![Entity::default(), fresh(0), fresh(0)];
+        e.enqueue(&mut rq, &mut ents, 1, Enqueue::New);
+        e.enqueue(&mut rq, &mut ents, 2, Enqueue::New);
+        e.set_next(&mut rq, &mut ents, 1);
+        // Task 1 runs 1 ms: its lag becomes −(1 ms − V shift) = −0.5 ms.
+        e.update_curr(&mut rq, &mut ents, 1_000_000);
+        let v = Eevdf::avg_vruntime(&rq, &ents);
+        e.dequeue(&mut rq, &mut ents, 1, Dequeue::Sleep);
+        assert_eq!(ents[1].vlag, v - ents[1].vruntime);
+        assert_eq!(ents[1].vlag, -500_000);
+        // Run 10 ms more: the lag is clamped to max(2 slices, 1 tick) = 4 ms.
+        e.enqueue(&mut rq, &mut ents, 1, Enqueue::Wakeup);
+        e.set_next(&mut rq, &mut ents, 1);
+        e.update_curr(&mut rq, &mut ents, 10_000_000);
+        e.dequeue(&mut rq, &mut ents, 1, Dequeue::Sleep);
+        assert_eq!(ents[1].vlag, -4_000_000);
+    }
+}

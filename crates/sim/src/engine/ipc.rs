@@ -219,7 +219,13 @@ impl Object {
         s.buffered += n;
         match kind {
             StreamKind::Socket => wake.extend(s.read_waiters.drain(..)),
-            _ => wake.extend(s.read_waiters.pop_front()),
+            _ => {
+                wake.extend(s.read_waiters.pop_front());
+                // wake_next_writer: room is left, so the next waiting writer may go on.
+                if s.buffered < s.capacity {
+                    wake.extend(s.write_waiters.pop_front());
+                }
+            }
         }
         Attempt::Done(i64::from(n))
     }

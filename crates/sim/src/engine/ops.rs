@@ -221,9 +221,9 @@ impl<F: FairClass> Engine<'_, F> {
             }
             Op::Wait => {
                 let t = &mut self.tasks[pid as usize];
-                if t.zombies > 0 {
-                    t.zombies -= 1;
-                    self.finish_syscall(pid, 0);
+                if !t.zombies.is_empty() {
+                    let child = t.zombies.remove(0);
+                    self.finish_syscall(pid, i64::from(child));
                 } else if t.children == 0 {
                     self.finish_syscall(pid, ECHILD);
                 } else {
@@ -428,7 +428,7 @@ impl<F: FairClass> Engine<'_, F> {
             if p.state == State::Blocked && p.wait == Wait::Child {
                 self.wake(ppid, pid, Phase::Completed(i64::from(pid)));
             } else {
-                p.zombies += 1;
+                p.zombies.push(pid);
             }
         }
         self.resched(cpu);

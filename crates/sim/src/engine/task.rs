@@ -129,7 +129,8 @@ pub(crate) struct Task {
     /// The number of the last signal received.
     pub last_signal: u8,
     pub children: u32,
-    pub zombies: u32,
+    /// Exited children not yet reaped by `wait4`, oldest first.
+    pub zombies: Vec<u32>,
     /// When it last stopped running (cache hotness).
     pub last_ran: Ns,
     /// RT: go to the tail of the list when it next stops running (yield, RR expiry).
@@ -165,7 +166,7 @@ impl Task {
             pending_signals: 0,
             last_signal: 0,
             children: 0,
-            zombies: 0,
+            zombies: Vec::new(),
             last_ran: 0,
             requeue_tail: false,
             stats: Stats::new(),

@@ -319,6 +319,51 @@ fn pipe_read_gets_the_rest_then_eof() {
 }
 
 #[test]
+fn pipe_eof_needs_every_writer_gone() {
+    // Two writers: the first exits at 5 ms without writing, which is no end of file;
+    // the second writes at 10 ms.
+    let mut w = Workload::default();
+    let pipe = w.add_object(ObjectSpec::Pipe { capacity: None });
+    spawn(
+        &mut w,
+        "reader",
+        Program::new("reader").op(Op::Read { fd: 0, bytes: 100 }),
+        vec![fd(pipe, End::Read)],
+        0,
+    );
+    spawn(&mut w, "quitter", Program::new("quitter").op(Op::Sleep(5 * MS)), vec![fd(pipe, End::Write)], 0);
+    let writer = Program::new("writer").op(Op::Sleep(10 * MS)).op(Op::Write { fd: 0, bytes: 100 });
+    spawn(&mut w, "writer", writer, vec![fd(pipe, End::Write)], 0);
+    let (r, ev) = exact(&w, 1);
+    all_exited(&r);
+    assert_eq!(exits(&ev, 1, Syscall::Read), vec![(10 * MS, 100)]);
+    assert_eq!(wakeups(&ev, 1), vec![(10 * MS, 3)]);
+}
+
+#[test]
+fn forked_child_keeps_the_inherited_write_end_open() {
+    // The writer forks a child (which inherits the write end) and exits at once; the
+    // reader sees end of file only when the child exits at 10 ms.
+    let mut w = Workload::default();
+    let pipe = w.add_object(ObjectSpec::Pipe { capacity: None });
+    let child = w.add_program(Program::new("child").op(Op::Sleep(10 * MS)));
+    spawn(
+        &mut w,
+        "reader",
+        Program::new("reader").op(Op::Read { fd: 0, bytes: 100 }),
+        vec![fd(pipe, End::Read)],
+        0,
+    );
+    let parent = Program::new("parent").op(Op::Fork { program: child, thread: false });
+    spawn(&mut w, "parent", parent, vec![fd(pipe, End::Write)], 0);
+    let (r, ev) = exact(&w, 1);
+    all_exited(&r);
+    assert_eq!(exits(&ev, 1, Syscall::Read), vec![(10 * MS, 0)]);
+    assert_eq!(wakeups(&ev, 1), vec![(10 * MS, 3)], "the child (pid 3) closes the last write end");
+    assert_eq!(turnaround(&r, "reader"), 10 * MS);
+}
+
+#[test]
 fn pipe_write_without_readers_fails_with_epipe() {
     // The only reader exits at once; a write at 1 ms gets EPIPE (-32) without blocking.
     let mut w = Workload::default();
@@ -348,6 +393,22 @@ fn pipe_writer_blocked_on_a_full_pipe_gets_epipe_when_the_reader_exits() {
     assert_eq!(exits(&ev, 1, Syscall::Write), vec![(0, 4096), (10 * MS, -32)]);
     assert_eq!(wakeups(&ev, 1), vec![(10 * MS, 2)]);
     assert_eq!(turnaround(&r, "writer"), 10 * MS);
+}
+
+#[test]
+fn pipe_write_cut_short_by_the_reader_leaving_returns_what_it_wrote() {
+    // 4096-byte pipe; a 6000-byte write puts 4096 in and waits for room; the reader exits
+    // at 10 ms without reading: the call returns the 4096 bytes written, the next one
+    // fails with EPIPE (pipe_write returns what it wrote before noticing).
+    let mut w = Workload::default();
+    let pipe = w.add_object(ObjectSpec::Pipe { capacity: Some(4096) });
+    let writer =
+        Program::new("writer").op(Op::Write { fd: 0, bytes: 6000 }).op(Op::Write { fd: 0, bytes: 10 });
+    spawn(&mut w, "writer", writer, vec![fd(pipe, End::Write)], 0);
+    spawn(&mut w, "reader", Program::new("reader").op(Op::Sleep(10 * MS)), vec![fd(pipe, End::Read)], 0);
+    let (r, ev) = exact(&w, 2);
+    all_exited(&r);
+    assert_eq!(exits(&ev, 1, Syscall::Write), vec![(10 * MS, 4096), (10 * MS, -32)]);
 }
 
 #[test]
@@ -416,6 +477,18 @@ fn socket_ends_are_distinct_resources() {
     assert_ne!(ra, rb);
     assert_eq!(wakeups(&ev, 1), vec![(MS, 3)]);
     assert_eq!(wakeups(&ev, 2), vec![(MS, 3)]);
+}
+
+#[test]
+fn socket_read_returns_zero_when_the_peer_exits() {
+    let mut w = Workload::default();
+    let s = w.add_object(ObjectSpec::SocketPair { capacity: None });
+    spawn(&mut w, "a", Program::new("a").op(Op::Read { fd: 0, bytes: 100 }), vec![fd(s, End::A)], 0);
+    spawn(&mut w, "b", Program::new("b").op(Op::Sleep(10 * MS)), vec![fd(s, End::B)], 0);
+    let (r, ev) = exact(&w, 1);
+    all_exited(&r);
+    assert_eq!(exits(&ev, 1, Syscall::Read), vec![(10 * MS, 0)]);
+    assert_eq!(wakeups(&ev, 1), vec![(10 * MS, 2)]);
 }
 
 #[test]
@@ -556,6 +629,19 @@ fn semop_waiters_complete_first_come_first_served() {
 }
 
 #[test]
+fn semop_down_by_two_needs_two_ups() {
+    let mut w = Workload::default();
+    let s = w.add_object(ObjectSpec::SemSet { values: vec![0] });
+    spawn(&mut w, "down2", Program::new("down2").op(sem(-2)), vec![fd(s, End::Whole)], 0);
+    let up = Program::new("up").repeat(2, |p| p.op(Op::Sleep(10 * MS)).op(sem(1)));
+    spawn(&mut w, "up", up, vec![fd(s, End::Whole)], 0);
+    let (r, ev) = exact(&w, 1);
+    all_exited(&r);
+    assert_eq!(wakeups(&ev, 1), vec![(20 * MS, 2)], "value 1 at 10 ms is not enough");
+    assert_eq!(turnaround(&r, "down2"), 20 * MS);
+}
+
+#[test]
 fn semop_wait_for_zero_blocks_until_the_value_is_zero() {
     // Value 2: a wait-for-zero blocks; -1 at 10 ms leaves 1 (still blocked); -1 at
     // 20 ms reaches 0 and completes it.
@@ -636,6 +722,25 @@ fn msgsnd_blocks_while_the_queue_is_full() {
     assert_eq!(exits(&ev, 1, Syscall::Msgsnd), vec![(0, 0), (0, 0), (20 * MS, 0)]);
     assert_eq!(exits(&ev, 2, Syscall::Msgrcv), vec![(10 * MS, 300), (20 * MS, 500), (20 * MS, 600)]);
     assert_eq!(turnaround(&r, "snd"), 20 * MS);
+}
+
+#[test]
+fn msgsnd_checks_room_before_handing_over_and_rejects_oversized_messages() {
+    // 1000-byte queue: a 1001-byte message can never fit (EINVAL); 800 are queued, and a
+    // 300-byte message waits until the receiver takes them at 10 ms.
+    let mut w = Workload::default();
+    let q = w.add_object(ObjectSpec::MsgQueue { max_bytes: Some(1000) });
+    let snd = Program::new("snd")
+        .op(Op::MsgSnd { fd: 0, bytes: 1001 })
+        .op(Op::MsgSnd { fd: 0, bytes: 800 })
+        .op(Op::MsgSnd { fd: 0, bytes: 300 });
+    spawn(&mut w, "snd", snd, vec![fd(q, End::Whole)], 0);
+    let rcv = Program::new("rcv").op(Op::Sleep(10 * MS)).op(Op::MsgRcv { fd: 0 }).op(Op::MsgRcv { fd: 0 });
+    spawn(&mut w, "rcv", rcv, vec![fd(q, End::Whole)], 0);
+    let (r, ev) = exact(&w, 2);
+    all_exited(&r);
+    assert_eq!(exits(&ev, 1, Syscall::Msgsnd), vec![(0, -22), (0, 0), (10 * MS, 0)]);
+    assert_eq!(exits(&ev, 2, Syscall::Msgrcv), vec![(10 * MS, 800), (10 * MS, 300)]);
 }
 
 #[test]
@@ -789,6 +894,25 @@ fn wait4_blocks_until_the_forked_child_exits() {
 }
 
 #[test]
+fn wait4_reaps_children_as_they_exit() {
+    // Children exiting at 10 ms (pid 2) and 20 ms (pid 3); each wait4 blocks for one.
+    let mut w = Workload::default();
+    let c1 = w.add_program(Program::new("c1").op(Op::Sleep(10 * MS)));
+    let c2 = w.add_program(Program::new("c2").op(Op::Sleep(20 * MS)));
+    let parent = Program::new("parent")
+        .op(Op::Fork { program: c1, thread: false })
+        .op(Op::Fork { program: c2, thread: false })
+        .op(Op::Wait)
+        .op(Op::Wait)
+        .op(Op::Wait);
+    spawn(&mut w, "parent", parent, vec![], 0);
+    let (r, ev) = exact(&w, 1);
+    all_exited(&r);
+    assert_eq!(exits(&ev, 1, Syscall::Wait4), vec![(10 * MS, 2), (20 * MS, 3), (20 * MS, -10)]);
+    assert_eq!(wakeups(&ev, 1), vec![(10 * MS, 2), (20 * MS, 3)]);
+}
+
+#[test]
 fn wait4_without_children_fails_with_echild() {
     let mut w = Workload::default();
     spawn(&mut w, "lonely", Program::new("lonely").op(Op::Wait).op(Op::Compute(MS)), vec![], 0);
@@ -859,8 +983,9 @@ fn flock(op: FlockOp) -> Op {
     Op::Flock { fd: 0, op }
 }
 
-fn flock_block(inode_of: &[(u64, Option<Resource>)]) -> Option<FlockKind> {
-    match inode_of {
+/// The lock kind waited for, when `seen` is exactly one Block on a flock.
+fn flock_block(seen: &[(u64, Option<Resource>)]) -> Option<FlockKind> {
+    match seen {
         [(_, Some(Resource::Flock { lock, .. }))] => Some(*lock),
         _ => None,
     }

@@ -241,6 +241,16 @@ impl FairClass for Cfs {
         let se = &ents[curr as usize];
         Some(self.sched_slice(rq, ents, curr).saturating_sub(se.sum_exec - se.prev_sum_exec))
     }
+
+    /// The HRTICK timer ended the slice: reschedule; if the task is picked again (it is
+    /// still leftmost) it starts a new slice, as `set_next_entity` gives one.
+    fn slice_end(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
+        if let Some(c) = rq.curr {
+            let se = &mut ents[c as usize];
+            se.prev_sum_exec = se.sum_exec;
+        }
+        true
+    }
 }
 
 #[cfg(test)]

@@ -38,7 +38,9 @@ impl Timeshare {
         if se.sum_exec - se.prev_sum_exec < self.quantum {
             return false;
         }
+        // To the tail, with a fresh quantum should it be the only one left to run.
         Self::to_tail(rq, se);
+        se.prev_sum_exec = se.sum_exec;
         true
     }
 }

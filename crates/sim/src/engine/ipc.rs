@@ -251,23 +251,28 @@ impl Object {
         Attempt::Done(0)
     }
 
-    /// `msgsnd()`: hands the message to a waiting receiver, queues it, or blocks.
-    /// A receiver handed a message is appended to `wake` with its result in `handed`.
+    /// `msgsnd()`: when the queue has room for the message (as `do_msgsnd` checks
+    /// first), hands it to a waiting receiver or queues it; else blocks. A message larger
+    /// than the whole queue is `EINVAL`. A receiver handed a message is appended to
+    /// `handed` with its result.
     pub fn msgsnd(&mut self, pid: u32, id: i32, bytes: u32, handed: &mut Vec<(u32, i64)>) -> Attempt {
         let Object::MsgQueue { messages, bytes: used, max_bytes, senders, receivers } = self else {
             return Attempt::Done(-22);
         };
+        if bytes > *max_bytes {
+            return Attempt::Done(-22);
+        }
+        if *used + bytes > *max_bytes || messages.len() as u32 >= *max_bytes {
+            senders.push_back(PendingSend { pid, bytes });
+            return Attempt::Block(Resource::SysvMsg { id });
+        }
         if let Some(r) = receivers.pop_front() {
             handed.push((r, i64::from(bytes)));
-            return Attempt::Done(0);
-        }
-        if *used + bytes <= *max_bytes && (messages.len() as u32) < *max_bytes {
+        } else {
             messages.push_back(bytes);
             *used += bytes;
-            return Attempt::Done(0);
         }
-        senders.push_back(PendingSend { pid, bytes });
-        Attempt::Block(Resource::SysvMsg { id })
+        Attempt::Done(0)
     }
 
     /// `msgrcv()` of the oldest message; senders that now fit are completed and

@@ -302,6 +302,8 @@ impl<'a, F: FairClass> Engine<'a, F> {
             rq.rt.enqueue(pid, e.rt_priority, false);
         } else {
             self.fair.enqueue(&mut rq.fair, &mut self.ents, pid, how);
+            // hrtick_update: the running task's slice may now end sooner.
+            self.arm_slice(cpu);
         }
     }
 
@@ -472,7 +474,12 @@ impl<'a, F: FairClass> Engine<'a, F> {
     fn arm_slice(&mut self, cpu: u32) {
         let rq = &mut self.rqs[cpu as usize];
         let curr = rq.curr;
-        if self.ents[curr as usize].policy.is_rt() || !(self.t.hrtick || self.fair.exact_slices()) {
+        // As hrtick_start_fair: a slice only ends early for somebody else's sake.
+        if curr == 0
+            || self.ents[curr as usize].policy.is_rt()
+            || !(self.t.hrtick || self.fair.exact_slices())
+            || rq.fair.nr_running < 2
+        {
             return;
         }
         if let Some(left) = self.fair.slice_left(&rq.fair, &self.ents) {

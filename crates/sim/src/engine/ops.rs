@@ -245,7 +245,12 @@ impl<F: FairClass> Engine<'_, F> {
                             self.finish_syscall(pid, i64::from(bytes));
                         }
                     }
-                    Attempt::Done(err) => self.finish_syscall(pid, err),
+                    // A write cut short by the last reader leaving returns what it wrote;
+                    // only a call that wrote nothing fails (EPIPE).
+                    Attempt::Done(err) => {
+                        let written = i64::from(self.tasks[pid as usize].progress);
+                        self.finish_syscall(pid, if written > 0 { written } else { err });
+                    }
                     Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
                 }
             }
@@ -271,40 +276,22 @@ impl<F: FairClass> Engine<'_, F> {
             Op::SemOp { fd, num, delta } => {
                 let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
                 let id = target.object as i32;
-                match self.objs[target.object as usize].semop(pid, id, num, delta, &mut wake) {
-                    Attempt::Done(ret) => {
-                        self.wake_list(pid, &wake, Phase::Completed(0));
-                        self.finish_syscall(pid, ret);
-                    }
-                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
-                }
+                let attempt = self.objs[target.object as usize].semop(pid, id, num, delta, &mut wake);
+                self.settle(pid, attempt, wake.iter().map(|&p| (p, 0)));
             }
             Op::MsgSnd { fd, bytes } => {
                 let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
                 let mut handed = Vec::new();
-                match self.objs[target.object as usize].msgsnd(pid, target.object as i32, bytes, &mut handed)
-                {
-                    Attempt::Done(ret) => {
-                        for (p, r) in handed {
-                            self.wake(p, pid, Phase::Completed(r));
-                        }
-                        self.finish_syscall(pid, ret);
-                    }
-                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
-                }
+                let attempt =
+                    self.objs[target.object as usize].msgsnd(pid, target.object as i32, bytes, &mut handed);
+                self.settle(pid, attempt, handed);
             }
             Op::MsgRcv { fd } => {
                 let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
                 let mut handed = Vec::new();
-                match self.objs[target.object as usize].msgrcv(pid, target.object as i32, &mut handed) {
-                    Attempt::Done(ret) => {
-                        for (p, r) in handed {
-                            self.wake(p, pid, Phase::Completed(r));
-                        }
-                        self.finish_syscall(pid, ret);
-                    }
-                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
-                }
+                let attempt =
+                    self.objs[target.object as usize].msgrcv(pid, target.object as i32, &mut handed);
+                self.settle(pid, attempt, handed);
             }
             Op::Kill { target, sig } => {
                 let ret = self.kill(pid, target, sig);
@@ -326,18 +313,28 @@ impl<F: FairClass> Engine<'_, F> {
             }
             Op::Flock { fd, op: lock } => {
                 let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
-                match self.objs[target.object as usize].flock(pid, lock, &mut wake) {
-                    Attempt::Done(ret) => {
-                        self.wake_list(pid, &wake, Phase::Completed(0));
-                        self.finish_syscall(pid, ret);
-                    }
-                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
-                }
+                let attempt = self.objs[target.object as usize].flock(pid, lock, &mut wake);
+                self.settle(pid, attempt, wake.iter().map(|&p| (p, 0)));
             }
             Op::Syscall { .. } => self.finish_syscall(pid, 0),
             Op::Compute(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
                 unreachable!("not a system call: {op:?}")
             }
+        }
+    }
+
+    /// Ends an attempt on an object that completes its waiters' calls itself
+    /// (semaphores, queues, locks): each of `completed` wakes with its result and `pid`
+    /// returns, or `pid` blocks.
+    fn settle(&mut self, pid: u32, attempt: Attempt, completed: impl IntoIterator<Item = (u32, i64)>) {
+        match attempt {
+            Attempt::Done(ret) => {
+                for (p, r) in completed {
+                    self.wake(p, pid, Phase::Completed(r));
+                }
+                self.finish_syscall(pid, ret);
+            }
+            Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
         }
     }
 

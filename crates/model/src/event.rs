@@ -47,6 +47,12 @@ pub struct SyscallArgs {
     /// A byte count (read, write, msgsnd) or a semaphore adjustment (semop).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
+    /// The resource the call acts on, resolved from the fd or id when the observer can
+    /// (the simulator always can; live, from `/proc/PID/fd`): the side of a pipe or FIFO
+    /// the call uses (`write` true for a write), the socket endpoint of the fd, the
+    /// semaphore or queue, the lock kind asked for, or the signal target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<Resource>,
 }
 
 /// What happened.

@@ -137,11 +137,22 @@ impl Object {
         usize::from(kind == StreamKind::Socket && end == End::B)
     }
 
-    fn resource(kind: StreamKind, inode: u64, end: End, write: bool) -> Resource {
+    fn stream_resource(kind: StreamKind, inode: u64, end: End, write: bool) -> Resource {
         match kind {
             StreamKind::Pipe => Resource::Pipe { inode, write },
             StreamKind::Fifo => Resource::Fifo { inode, write },
             StreamKind::Socket => Resource::Socket { inode: inode + u64::from(end == End::B) },
+        }
+    }
+
+    /// The resource an operation through `end` acts on: `write` picks the side of a
+    /// pipe or FIFO, `num` the semaphore of a set, `lock` the kind of a file lock.
+    pub fn resource(&self, id: u32, end: End, write: bool, num: u16, lock: FlockKind) -> Resource {
+        match self {
+            Object::Streams { kind, inode, .. } => Self::stream_resource(*kind, *inode, end, write),
+            Object::SemSet { .. } => Resource::SysvSem { id: id as i32, num },
+            Object::MsgQueue { .. } => Resource::SysvMsg { id: id as i32 },
+            Object::File { inode, .. } => Resource::Flock { inode: *inode, lock },
         }
     }
 
@@ -177,7 +188,7 @@ impl Object {
                 return Attempt::Done(0);
             }
             s.read_waiters.push_back(pid);
-            return Attempt::Block(Self::resource(*kind, *inode, fd.end, false));
+            return Attempt::Block(Self::stream_resource(*kind, *inode, fd.end, false));
         }
         let n = want.min(s.buffered);
         s.buffered -= n;
@@ -214,7 +225,7 @@ impl Object {
         };
         if n == 0 {
             s.write_waiters.push_back(pid);
-            return Attempt::Block(Self::resource(*kind, *inode, fd.end, true));
+            return Attempt::Block(Self::stream_resource(*kind, *inode, fd.end, true));
         }
         s.buffered += n;
         match kind {

@@ -2,7 +2,7 @@
 //! on IPC objects, timers, signals and children.
 
 use rand::Rng;
-use schedlab_model::{EventKind, Ns, Pid, Resource, Syscall, SyscallArgs};
+use schedlab_model::{EventKind, FlockKind, Ns, Pid, Resource, Syscall, SyscallArgs};
 
 use super::ipc::Attempt;
 use super::task::{LoopFrame, Phase, State, Task, Wait};
@@ -15,49 +15,87 @@ const ESRCH: i64 = -3;
 const EINTR: i64 = -4;
 const EBADF: i64 = -9;
 
-/// The system call an operation makes, with the arguments the event stream reports.
-fn syscall_of(op: &Op, t: &Task) -> (u32, SyscallArgs) {
-    let fd = |fd: u16| Some(i32::from(fd) + 3); // after stdin, stdout, stderr
-    let sysv = |fd: u16| t.fds.get(fd as usize).map(|f| f.object as i32);
-    let a = SyscallArgs::default();
-    match *op {
-        Op::Sleep(_) | Op::Timer { .. } => (Syscall::ClockNanosleep.nr(), a),
-        Op::Yield => (Syscall::SchedYield.nr(), a),
-        Op::Fork { thread: true, .. } => (Syscall::Clone.nr(), a),
-        Op::Fork { .. } => (Syscall::Fork.nr(), a),
-        Op::Wait => (Syscall::Wait4.nr(), SyscallArgs { target_pid: Some(-1), ..a }),
-        Op::Write { fd: f, bytes } => {
-            (Syscall::Write.nr(), SyscallArgs { fd: fd(f), count: Some(i64::from(bytes - t.progress)), ..a })
-        }
-        Op::Read { fd: f, bytes } => {
-            (Syscall::Read.nr(), SyscallArgs { fd: fd(f), count: Some(i64::from(bytes - t.progress)), ..a })
-        }
-        Op::SemOp { fd: f, delta, .. } => {
-            (Syscall::Semop.nr(), SyscallArgs { sysv_id: sysv(f), count: Some(i64::from(delta)), ..a })
-        }
-        Op::MsgSnd { fd: f, bytes } => {
-            (Syscall::Msgsnd.nr(), SyscallArgs { sysv_id: sysv(f), count: Some(i64::from(bytes)), ..a })
-        }
-        Op::MsgRcv { fd: f } => (Syscall::Msgrcv.nr(), SyscallArgs { sysv_id: sysv(f), ..a }),
-        Op::Kill { sig, .. } => (Syscall::Kill.nr(), SyscallArgs { signal: Some(i32::from(sig)), ..a }),
-        Op::Pause => (Syscall::Pause.nr(), a),
-        Op::SigTimedWait { .. } => (Syscall::RtSigtimedwait.nr(), a),
-        Op::Flock { fd: f, op } => {
-            let raw = match op {
-                FlockOp::Shared => 1,
-                FlockOp::Exclusive => 2,
-                FlockOp::Unlock => 8,
-            };
-            (Syscall::Flock.nr(), SyscallArgs { fd: fd(f), flock_op: Some(raw), ..a })
-        }
-        Op::Syscall { nr } => (nr, a),
-        Op::Compute(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
-            (Syscall::ExitGroup.nr(), a)
+impl<F: FairClass> Engine<'_, F> {
+    /// The system call an operation makes, with the arguments the event stream reports
+    /// (fds numbered after stdin, stdout and stderr; the resource resolved).
+    fn syscall_of(&self, op: &Op, pid: u32) -> (u32, SyscallArgs) {
+        let t = &self.tasks[pid as usize];
+        let a = SyscallArgs::default();
+        // The fd's number and the resource an operation through it acts on.
+        let on = |f: u16, write: bool, num: u16, lock: FlockKind| -> SyscallArgs {
+            let target = t.fds.get(f as usize);
+            let resource =
+                target.map(|x| self.objs[x.object as usize].resource(x.object, x.end, write, num, lock));
+            let sysv_id = target.map(|x| x.object as i32);
+            SyscallArgs { fd: Some(i32::from(f) + 3), sysv_id, resource, ..a }
+        };
+        let ex = FlockKind::Exclusive;
+        match *op {
+            Op::Sleep(_) | Op::Timer { .. } => (Syscall::ClockNanosleep.nr(), a),
+            Op::Yield => (Syscall::SchedYield.nr(), a),
+            Op::Fork { thread: true, .. } => (Syscall::Clone.nr(), a),
+            Op::Fork { .. } => (Syscall::Fork.nr(), a),
+            Op::Wait => {
+                let resource = Some(Resource::Signal { pid });
+                (Syscall::Wait4.nr(), SyscallArgs { target_pid: Some(-1), resource, ..a })
+            }
+            Op::Write { fd, bytes } => {
+                let count = Some(i64::from(bytes - t.progress));
+                (Syscall::Write.nr(), SyscallArgs { count, sysv_id: None, ..on(fd, true, 0, ex) })
+            }
+            Op::Read { fd, bytes } => {
+                let count = Some(i64::from(bytes - t.progress));
+                (Syscall::Read.nr(), SyscallArgs { count, sysv_id: None, ..on(fd, false, 0, ex) })
+            }
+            Op::SemOp { fd, num, delta } => (
+                Syscall::Semop.nr(),
+                SyscallArgs { count: Some(i64::from(delta)), fd: None, ..on(fd, false, num, ex) },
+            ),
+            Op::MsgSnd { fd, bytes } => (
+                Syscall::Msgsnd.nr(),
+                SyscallArgs { count: Some(i64::from(bytes)), fd: None, ..on(fd, true, 0, ex) },
+            ),
+            Op::MsgRcv { fd } => (Syscall::Msgrcv.nr(), SyscallArgs { fd: None, ..on(fd, false, 0, ex) }),
+            Op::Kill { target, sig } => {
+                let to = self.signal_target(pid, target);
+                let args = SyscallArgs {
+                    target_pid: Some(to as i32),
+                    signal: Some(i32::from(sig)),
+                    resource: Some(Resource::Signal { pid: to }),
+                    ..a
+                };
+                (Syscall::Kill.nr(), args)
+            }
+            Op::Pause | Op::SigTimedWait { .. } => {
+                let nr = if *op == Op::Pause { Syscall::Pause } else { Syscall::RtSigtimedwait };
+                (nr.nr(), SyscallArgs { resource: Some(Resource::Signal { pid }), ..a })
+            }
+            Op::Flock { fd, op } => {
+                let (raw, lock) = match op {
+                    FlockOp::Shared => (1, FlockKind::Shared),
+                    FlockOp::Exclusive => (2, ex),
+                    FlockOp::Unlock => (8, ex),
+                };
+                (
+                    Syscall::Flock.nr(),
+                    SyscallArgs { flock_op: Some(raw), sysv_id: None, ..on(fd, false, 0, lock) },
+                )
+            }
+            Op::Syscall { nr } => (nr, a),
+            Op::Compute(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
+                (Syscall::ExitGroup.nr(), a)
+            }
         }
     }
-}
 
-impl<F: FairClass> Engine<'_, F> {
+    /// The pid a signal goes to.
+    fn signal_target(&self, pid: u32, target: SignalTarget) -> u32 {
+        match target {
+            SignalTarget::Task(i) => i + 1,
+            SignalTarget::Parent => self.tasks[pid as usize].ppid,
+        }
+    }
+
     fn op(&self, pid: u32) -> Option<Op> {
         let t = &self.tasks[pid as usize];
         self.programs[t.program as usize].ops.get(t.pc as usize).copied()
@@ -158,7 +196,7 @@ impl<F: FairClass> Engine<'_, F> {
             _ => 0,
         };
         self.emit(|e| {
-            let (nr, args) = syscall_of(op, &e.tasks[pid as usize]);
+            let (nr, args) = e.syscall_of(op, pid);
             EventKind::SyscallEnter { pid: Pid(pid), nr, args }
         });
         let cost = self.t.syscall_ns + u64::from(bytes) * self.t.copy_ns_per_kib / 1024;
@@ -179,7 +217,7 @@ impl<F: FairClass> Engine<'_, F> {
         self.emit(|e| {
             let t = &e.tasks[pid as usize];
             let op = e.programs[t.program as usize].ops[t.pc as usize];
-            EventKind::SyscallExit { pid: Pid(pid), nr: syscall_of(&op, t).0, ret }
+            EventKind::SyscallExit { pid: Pid(pid), nr: e.syscall_of(&op, pid).0, ret }
         });
     }
 
@@ -356,10 +394,7 @@ impl<F: FairClass> Engine<'_, F> {
     /// `kill()`: a task waiting for a signal wakes with it; otherwise it stays pending
     /// (signals are blocked outside pause/sigtimedwait, the sigsuspend idiom).
     fn kill(&mut self, pid: u32, target: SignalTarget, sig: u8) -> i64 {
-        let to = match target {
-            SignalTarget::Task(i) => i + 1,
-            SignalTarget::Parent => self.tasks[pid as usize].ppid,
-        };
+        let to = self.signal_target(pid, target);
         let Some(t) = self.tasks.get_mut(to as usize).filter(|t| to != 0 && t.state != State::Dead) else {
             return ESRCH;
         };

@@ -1,1 +1,5 @@
-//! Behavior models fed by the event stream: syscall profiles, classifiers, PFS, SWAP (filled by later issues).
+//! Behavior models fed only by the event stream, so that the simulator and the live
+//! daemon use the same code: PFS (paper 001) and, later, syscall profiles, classifiers
+//! and SWAP's dependency graph.
+
+pub mod pfs;

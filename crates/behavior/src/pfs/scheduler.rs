@@ -1,0 +1,147 @@
+//! The logger and the process controller together, driven by the event stream.
+
+use std::collections::HashMap;
+
+use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState};
+
+use crate::pfs::{Controller, Decision, Log, LogState, PfsParams, PfsStore};
+
+/// PFS for a whole machine: processes of programs without a PFS are logged and get one
+/// when they exit; processes of programs with one are scheduled by the controller,
+/// whose adjustments update the store, so the knowledge adapts run after run.
+///
+/// A program is known by its executable path (the `Exec` event), else its comm.
+#[derive(Clone, Debug, Default)]
+pub struct PfsScheduler {
+    pub store: PfsStore,
+    pub controller: Controller,
+    /// Program of each live process.
+    program: HashMap<u32, String>,
+    /// Logs of processes whose program had no PFS when they started.
+    logs: HashMap<u32, Log>,
+}
+
+impl PfsScheduler {
+    pub fn new(params: PfsParams, store: PfsStore) -> Self {
+        PfsScheduler { store, controller: Controller::new(params), ..Self::default() }
+    }
+
+    /// The end of `pid`'s time slice at `now`: true when it should keep the CPU.
+    pub fn keep_running(&mut self, pid: Pid, now: Ns) -> bool {
+        self.controller.slice_end(pid.0, now) == Decision::Continue
+    }
+
+    fn started(&mut self, pid: u32, program: String, now: Ns) {
+        self.logs.remove(&pid);
+        if self.store.get(&program).is_some() {
+            self.controller.created(pid, &program, &self.store);
+        } else {
+            let mut log = Log::default();
+            log.record(now, LogState::Ready);
+            self.logs.insert(pid, log);
+        }
+        self.program.insert(pid, program);
+    }
+
+    fn log(&mut self, pid: u32, now: Ns, state: LogState) {
+        if let Some(log) = self.logs.get_mut(&pid) {
+            log.record(now, state);
+        }
+    }
+}
+
+impl EventSink for PfsScheduler {
+    fn event(&mut self, e: &Event) {
+        let now = e.time;
+        match &e.kind {
+            EventKind::Exec { pid, comm, path, .. } => {
+                let program = if path.is_empty() { comm.clone() } else { path.clone() };
+                self.started(pid.0, program, now);
+            }
+            EventKind::Fork { parent, child, .. } => {
+                // Until it execs, a child runs its parent's program.
+                if let Some(p) = self.program.get(&parent.0).cloned() {
+                    self.started(child.0, p, now);
+                }
+            }
+            EventKind::Switch { prev, prev_state, next, .. } => {
+                if *prev != Pid::IDLE {
+                    match prev_state {
+                        PrevState::Runnable => {
+                            self.controller.preempted(prev.0, now);
+                            self.log(prev.0, now, LogState::Ready);
+                        }
+                        PrevState::Blocked => {
+                            self.controller.blocked(prev.0, now, &mut self.store);
+                            self.log(prev.0, now, LogState::Wait);
+                        }
+                        PrevState::Dead => {}
+                    }
+                }
+                if *next != Pid::IDLE {
+                    self.controller.dispatched(next.0, now);
+                    self.log(next.0, now, LogState::Run);
+                }
+            }
+            EventKind::Exit { pid, .. } => {
+                self.controller.terminated(pid.0, now, &mut self.store);
+                let program = self.program.remove(&pid.0);
+                if let (Some(log), Some(program)) = (self.logs.remove(&pid.0), program) {
+                    self.store.insert_new(log.to_pfs(&program, now));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Ns = 1_000_000;
+
+    fn ev(time: Ns, kind: EventKind) -> Event {
+        Event { time, kind }
+    }
+
+    fn switch(prev: u32, state: PrevState, next: u32) -> EventKind {
+        EventKind::Switch { cpu: 0, prev: Pid(prev), prev_state: state, next: Pid(next) }
+    }
+
+    fn exec(pid: u32) -> EventKind {
+        EventKind::Exec { pid: Pid(pid), tgid: Pid(pid), comm: "t".into(), path: "/bin/t".into() }
+    }
+
+    /// A run of program /bin/t: 30 ms (preempted at 10 ms for 5 ms), wait 100 ms, 20 ms.
+    fn one_run(s: &mut PfsScheduler, pid: u32, t0: Ns) {
+        for e in [
+            ev(t0, exec(pid)),
+            ev(t0, switch(0, PrevState::Runnable, pid)),
+            ev(t0 + 10 * MS, switch(pid, PrevState::Runnable, 99)),
+            ev(t0 + 15 * MS, switch(99, PrevState::Runnable, pid)),
+            ev(t0 + 35 * MS, switch(pid, PrevState::Blocked, 0)),
+            ev(t0 + 135 * MS, switch(0, PrevState::Runnable, pid)),
+            ev(t0 + 155 * MS, EventKind::Exit { pid: Pid(pid), code: 0 }),
+            ev(t0 + 155 * MS, switch(pid, PrevState::Dead, 0)),
+        ] {
+            s.event(&e);
+        }
+    }
+
+    #[test]
+    fn first_run_logs_and_creates_the_pfs_later_runs_use_it() {
+        let mut s = PfsScheduler::new(PfsParams::default(), PfsStore::default());
+        one_run(&mut s, 1, 0);
+        let pfs = s.store.get("/bin/t").expect("created at exit");
+        assert_eq!(pfs.bursts().collect::<Vec<_>>(), vec![30 * MS, 20 * MS]);
+        assert_eq!(pfs.entries[1].time_ns, 100 * MS);
+        // Second run: the controller schedules it; predictions are exact, nothing adapts.
+        s.event(&ev(1000 * MS, exec(2)));
+        assert!(s.controller.info(2).is_some());
+        s.event(&ev(1000 * MS, switch(0, PrevState::Runnable, 2)));
+        assert!(s.keep_running(Pid(2), 1015 * MS), "15 ms left ≤ T_m 20 ms");
+        s.event(&ev(1030 * MS, switch(2, PrevState::Blocked, 0)));
+        assert_eq!(s.store.get("/bin/t").unwrap().bursts().next(), Some(30 * MS));
+    }
+}

@@ -17,7 +17,8 @@ pub use program::{Fd, FlockOp, Op, Program, ProgramId, SignalTarget};
 pub use report::{Percentiles, Report, TaskReport};
 pub use workload::{End, FdTarget, ObjectId, ObjectSpec, Policy, TaskSpec, Workload};
 
-use schedlab_model::EventSink;
+use schedlab_behavior::pfs::PfsScheduler;
+use schedlab_model::{EventSink, Ns, Pid};
 
 use class::{Cfs, Eevdf, Timeshare};
 use engine::Engine;
@@ -31,6 +32,28 @@ pub enum SimError {
     Config(String),
 }
 
+/// A layer over the fair class consulted when the running task's slice ends: PFS
+/// (paper 001) lets a task about to block keep the CPU. It sees every event.
+pub trait SliceLayer: EventSink {
+    /// `pid`'s slice ended at `now`: true lets it keep the CPU for a new slice.
+    fn keep_running(&mut self, pid: Pid, now: Ns) -> bool;
+}
+
+impl SliceLayer for PfsScheduler {
+    fn keep_running(&mut self, pid: Pid, now: Ns) -> bool {
+        PfsScheduler::keep_running(self, pid, now)
+    }
+}
+
+/// What a run reports to and consults besides its result.
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// Receives every event (a trace writer, a behavior model).
+    pub sink: Option<&'a mut dyn EventSink>,
+    /// Decides at each slice end whether the running task keeps the CPU.
+    pub layer: Option<&'a mut dyn SliceLayer>,
+}
+
 /// Runs `workload` under `config` until every task has exited (or the workload's
 /// duration), sending every event to `sink` when one is given.
 pub fn simulate<'a>(
@@ -38,12 +61,21 @@ pub fn simulate<'a>(
     config: &SimConfig,
     sink: Option<&'a mut dyn EventSink>,
 ) -> Result<Report, SimError> {
+    simulate_with(workload, config, Hooks { sink, layer: None })
+}
+
+/// [`simulate`] with a layer over the fair class as well.
+pub fn simulate_with<'a>(
+    workload: &'a Workload,
+    config: &SimConfig,
+    hooks: Hooks<'a>,
+) -> Result<Report, SimError> {
     let report = match config.fair {
-        FairFlavor::Cfs => Engine::new(workload, config, Cfs::new(&config.tunables), sink)?.run(),
-        FairFlavor::Eevdf => Engine::new(workload, config, Eevdf::new(&config.tunables), sink)?.run(),
+        FairFlavor::Cfs => Engine::new(workload, config, Cfs::new(&config.tunables), hooks)?.run(),
+        FairFlavor::Eevdf => Engine::new(workload, config, Eevdf::new(&config.tunables), hooks)?.run(),
         FairFlavor::Timeshare => {
             let ts = Timeshare::new(config.tunables.timeshare_quantum_ns);
-            Engine::new(workload, config, ts, sink)?.run()
+            Engine::new(workload, config, ts, hooks)?.run()
         }
     }?;
     Ok(Report { fair: config.fair.name(), seed: config.seed, ..report })

@@ -242,14 +242,14 @@ impl FairClass for Cfs {
         Some(self.sched_slice(rq, ents, curr).saturating_sub(se.sum_exec - se.prev_sum_exec))
     }
 
-    /// The HRTICK timer ended the slice: reschedule; if the task is picked again (it is
-    /// still leftmost) it starts a new slice, as `set_next_entity` gives one.
-    fn slice_end(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
-        if let Some(c) = rq.curr {
-            let se = &mut ents[c as usize];
-            se.prev_sum_exec = se.sum_exec;
-        }
-        true
+    /// A task whose slice ended and that is picked again (it is still leftmost) starts
+    /// a new slice, as `set_next_entity` gives it on the kernel's simple pick path.
+    fn expire(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+        super::restart_slice(rq, ents);
+    }
+
+    fn renew(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+        super::restart_slice(rq, ents);
     }
 }
 

@@ -295,6 +295,18 @@ impl FairClass for Eevdf {
         }
     }
 
+    /// The deadline already moved on (`update_deadline`): nothing more to do.
+    fn expire(&self, _rq: &mut FairRq, _ents: &mut [Entity]) {}
+
+    /// Keeping the CPU for the new request: protect it as RUN_TO_PARITY protects a
+    /// freshly picked task.
+    fn renew(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+        if let Some(c) = rq.curr {
+            let se = &mut ents[c as usize];
+            se.vlag = se.deadline;
+        }
+    }
+
     fn slice_left(&self, rq: &FairRq, ents: &[Entity]) -> Option<Ns> {
         let se = &ents[rq.curr? as usize];
         let vleft = (se.deadline - se.vruntime).max(0) as u128;

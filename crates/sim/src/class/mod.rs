@@ -152,9 +152,23 @@ pub(crate) trait FairClass {
     fn exact_slices(&self) -> bool {
         false
     }
-    /// The slice timer fired for `curr`; true asks for a resched (the kernel's HRTICK
-    /// tick with `queued` set always reschedules).
+    /// The slice timer fired for `curr`; true when its slice is over (the kernel's
+    /// HRTICK tick with `queued` set always reschedules).
     fn slice_end(&self, _rq: &mut FairRq, _ents: &mut [Entity]) -> bool {
         true
+    }
+    /// `curr`'s slice is over and it gives way: the flavour's bookkeeping for that
+    /// (timeshare: to the tail of its level). Should it still be picked again, it starts
+    /// a new slice.
+    fn expire(&self, rq: &mut FairRq, ents: &mut [Entity]);
+    /// `curr`'s slice is over but a layer (PFS) lets it keep the CPU: a new slice.
+    fn renew(&self, rq: &mut FairRq, ents: &mut [Entity]);
+}
+
+/// A new slice for the running task: the slice length is counted from now.
+fn restart_slice(rq: &FairRq, ents: &mut [Entity]) {
+    if let Some(c) = rq.curr {
+        let se = &mut ents[c as usize];
+        se.prev_sum_exec = se.sum_exec;
     }
 }

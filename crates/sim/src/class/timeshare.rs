@@ -32,16 +32,12 @@ impl Timeshare {
         se.ts_seq = rq.seq;
     }
 
-    fn rotate_curr(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
-        let Some(c) = rq.curr else { return false };
-        let se = &mut ents[c as usize];
-        if se.sum_exec - se.prev_sum_exec < self.quantum {
-            return false;
-        }
-        // To the tail, with a fresh quantum should it be the only one left to run.
-        Self::to_tail(rq, se);
-        se.prev_sum_exec = se.sum_exec;
-        true
+    /// Whether the running task used up its quantum.
+    fn quantum_used(&self, rq: &FairRq, ents: &[Entity]) -> bool {
+        rq.curr.is_some_and(|c| {
+            let se = &ents[c as usize];
+            se.sum_exec - se.prev_sum_exec >= self.quantum
+        })
     }
 }
 
@@ -95,7 +91,7 @@ impl FairClass for Timeshare {
     }
 
     fn tick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
-        self.rotate_curr(rq, ents)
+        self.quantum_used(rq, ents)
     }
 
     fn wakeup_preempt(&self, _rq: &mut FairRq, ents: &mut [Entity], curr: u32, woken: u32) -> bool {
@@ -118,6 +114,18 @@ impl FairClass for Timeshare {
     }
 
     fn slice_end(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
-        self.rotate_curr(rq, ents)
+        self.quantum_used(rq, ents)
+    }
+
+    /// To the tail of its level, with a fresh quantum should it be the only one left.
+    fn expire(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+        if let Some(c) = rq.curr {
+            Self::to_tail(rq, &mut ents[c as usize]);
+        }
+        super::restart_slice(rq, ents);
+    }
+
+    fn renew(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+        super::restart_slice(rq, ents);
     }
 }

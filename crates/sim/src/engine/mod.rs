@@ -24,7 +24,7 @@ use crate::program::Program;
 use crate::report::{Percentiles, Report, TaskReport};
 use crate::weights::LoadWeight;
 use crate::workload::{Policy, Workload};
-use crate::SimError;
+use crate::{Hooks, SimError, SliceLayer};
 
 use ipc::Object;
 use task::{Phase, State, Task, Wait};
@@ -101,6 +101,7 @@ pub(crate) struct Engine<'a, F: FairClass> {
     rqs: Vec<Rq>,
     objs: Vec<Object>,
     sink: Option<&'a mut dyn EventSink>,
+    layer: Option<&'a mut dyn SliceLayer>,
     resched_mask: u64,
     rng: Pcg64Mcg,
     /// Tasks not yet dead (including those not started).
@@ -116,7 +117,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
         workload: &'a Workload,
         config: &SimConfig,
         fair: F,
-        sink: Option<&'a mut dyn EventSink>,
+        hooks: Hooks<'a>,
     ) -> Result<Self, SimError> {
         if !(1..=64).contains(&config.cpus) {
             return Err(SimError::Config(format!("{} CPUs: the simulator supports 1 to 64", config.cpus)));
@@ -139,7 +140,8 @@ impl<'a, F: FairClass> Engine<'a, F> {
             ents: Vec::with_capacity(workload.tasks.len() + 1),
             rqs: (0..config.cpus).map(|_| Rq::default()).collect(),
             objs,
-            sink,
+            sink: hooks.sink,
+            layer: hooks.layer,
             resched_mask: 0,
             rng: Pcg64Mcg::seed_from_u64(config.seed),
             alive: 0,
@@ -193,12 +195,15 @@ impl<'a, F: FairClass> Engine<'a, F> {
         self.queue.push(Reverse(Queued { time, seq: self.seq, item }));
     }
 
-    /// Sends an event to the sink, building it only when there is one.
+    /// Sends an event to the sink and the layer, building it only when there is one.
     fn emit(&mut self, build: impl FnOnce(&Self) -> EventKind) {
-        if self.sink.is_some() {
+        if self.sink.is_some() || self.layer.is_some() {
             let event = Event { time: self.now, kind: build(self) };
             if let Some(sink) = self.sink.as_mut() {
                 sink.event(&event);
+            }
+            if let Some(layer) = self.layer.as_mut() {
+                layer.event(&event);
             }
         }
     }
@@ -274,6 +279,22 @@ impl<'a, F: FairClass> Engine<'a, F> {
         if !self.ents[curr as usize].policy.is_rt()
             && self.fair.update_curr(&mut rq.fair, &mut self.ents, delta)
         {
+            self.slice_expired(cpu);
+        }
+    }
+
+    /// The fair class says the running task's slice is over: a layer (PFS) may let it
+    /// keep the CPU for a new slice; otherwise it gives way.
+    fn slice_expired(&mut self, cpu: u32) {
+        let curr = self.rqs[cpu as usize].curr;
+        let now = self.now;
+        let keep = self.layer.as_mut().is_some_and(|l| l.keep_running(Pid(curr), now));
+        let rq = &mut self.rqs[cpu as usize];
+        if keep {
+            self.fair.renew(&mut rq.fair, &mut self.ents);
+            self.arm_slice(cpu);
+        } else {
+            self.fair.expire(&mut rq.fair, &mut self.ents);
             self.resched(cpu);
         }
     }
@@ -512,7 +533,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
                 }
             }
         } else if !e.policy.is_rt() && self.fair.tick(&mut rq.fair, &mut self.ents) {
-            self.resched(cpu);
+            self.slice_expired(cpu);
         }
         if self.now >= self.rqs[cpu as usize].next_balance {
             self.rqs[cpu as usize].next_balance = self.now + self.t.balance_interval_ns;
@@ -530,7 +551,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
         self.account(cpu);
         let rq = &mut self.rqs[cpu as usize];
         if self.fair.slice_end(&mut rq.fair, &mut self.ents) {
-            self.resched(cpu);
+            self.slice_expired(cpu);
         }
     }
 

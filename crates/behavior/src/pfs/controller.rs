@@ -51,7 +51,7 @@ impl PfsParams {
         if self.timeslot_ns == 0 {
             return Err("the timeslot must be longer than 0".into());
         }
-        if self.t_m_ns % self.timeslot_ns != 0 {
+        if !self.t_m_ns.is_multiple_of(self.timeslot_ns) {
             return Err(format!(
                 "T_m ({} ns) must be a multiple of the timeslot ({} ns)",
                 self.t_m_ns, self.timeslot_ns

@@ -1,4 +1,4 @@
-//! The event-driven core: a queue of timed items ordered by (time, sequence), per-CPU
+//! The event-driven core: a queue of timed items ordered by (time, rank, sequence), per-CPU
 //! run queues, the tick, and `schedule()`.
 //!
 //! Time only moves when an item is taken off the queue; everything an item causes
@@ -55,9 +55,21 @@ struct Queued {
     item: Item,
 }
 
+impl Item {
+    /// Order among items of the same instant: what tasks do (finish work, wake from a
+    /// timer, start) comes before the clock's interrupts (tick, slice timer), so that
+    /// work ending exactly as a slice ends is done within that slice.
+    fn rank(self) -> u8 {
+        match self {
+            Item::Start(_) | Item::Step { .. } | Item::Timer { .. } => 0,
+            Item::Tick(_) | Item::SliceEnd { .. } => 1,
+        }
+    }
+}
+
 impl Ord for Queued {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.time, self.seq).cmp(&(other.time, other.seq))
+        (self.time, self.item.rank(), self.seq).cmp(&(other.time, other.item.rank(), other.seq))
     }
 }
 

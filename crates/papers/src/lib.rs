@@ -1,0 +1,34 @@
+//! The papers' experiments, run in the simulator: each returns its measured values (as
+//! named keys), the paper's values where the text gives them, and the data of its
+//! figures. `schedlab reproduce` runs them and writes the report.
+
+mod experiment;
+pub mod pfs;
+
+pub use experiment::{Experiment, Figure, Series};
+
+/// An experiment `schedlab reproduce` can run: its name, what it reproduces, and how.
+pub struct Entry {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub run: fn() -> Experiment,
+}
+
+/// Every experiment, in report order.
+pub const EXPERIMENTS: &[Entry] = &[
+    Entry {
+        name: "pfs_fig1",
+        about: "paper 001 Figure 1: two processes, 1 s slices, TSS vs PFS",
+        run: pfs::fig1,
+    },
+    Entry {
+        name: "pfs_fig6",
+        about: "paper 001 Figure 6: processing time vs maximum dispatch delay T_m",
+        run: pfs::fig6,
+    },
+    Entry {
+        name: "pfs_fig7",
+        about: "paper 001 Figure 7: a PFS adapting to a changed program over 20 executions",
+        run: pfs::fig7,
+    },
+];

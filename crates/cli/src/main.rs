@@ -4,6 +4,8 @@
 
 mod csv;
 mod human;
+mod report;
+mod reproduce;
 mod simulate;
 mod table;
 mod tunables;
@@ -32,12 +34,14 @@ struct Opts {
 #[derive(Debug, Subcommand)]
 enum Command {
     Simulate(simulate::SimulateOpts),
+    Reproduce(reproduce::ReproduceOpts),
 }
 
 fn main() -> ExitCode {
     let opts = Opts::parse();
     let result = match opts.command {
         Command::Simulate(o) => simulate::run(&o),
+        Command::Reproduce(o) => reproduce::run(&o),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -84,7 +88,17 @@ mod tests {
         all.extend_from_slice(args);
         parse(&all).map(|o| match o.command {
             Command::Simulate(s) => s,
+            other => panic!("parsed as {other:?}"),
         })
+    }
+
+    #[test]
+    fn reproduce_rejects_unknown_experiments_before_running() {
+        let Command::Reproduce(o) = parse(&["reproduce", "--only", "nope"]).unwrap().command else {
+            panic!("not reproduce")
+        };
+        let e = reproduce::run(&o).unwrap_err().to_string();
+        assert!(e.contains("unknown experiment 'nope'") && e.contains("pfs_fig1"), "{e}");
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub struct Figure {
     pub title: String,
     pub x_label: String,
     pub y_label: String,
+    /// Names of the x values 0, 1, …: the figure is then grouped bars, one bar per
+    /// series in each group; empty for lines.
+    pub categories: Vec<String>,
     pub series: Vec<Series>,
 }
 

@@ -104,9 +104,10 @@ pub fn fig1() -> Experiment {
                      B's process switches drop from 6 to 4."
             .into(),
         figures: vec![Figure {
-            title: "Figure 1: processing time (0 = A, 1 = B)".into(),
+            title: "Figure 1: processing time".into(),
             x_label: "process".into(),
             y_label: "processing time (s)".into(),
+            categories: vec!["A".into(), "B".into()],
             series: vec![
                 Series { name: "time sharing".into(), points: bars(&tss) },
                 Series { name: "PFS".into(), points: bars(&with) },
@@ -145,7 +146,7 @@ pub fn fig6() -> Experiment {
             let params = PfsParams { t_m_ns: tm * MS, ..PfsParams::default() };
             let mut pfs = learned(&w, &cfg, params);
             let t = turnaround_s(&run(&w, &cfg, Some(&mut pfs), TEST).0, "test");
-            results.insert(format!("work{work_ms}.tm{tm}"), t / tss);
+            results.insert(format!("work{work_ms:03}.tm{tm:02}"), t / tss);
             points.push((tm as f64, t / tss));
         }
         series.push(Series { name: format!("work A {work_ms} ms"), points });
@@ -165,6 +166,7 @@ pub fn fig6() -> Experiment {
             title: "Figure 6: processing time vs maximum dispatch delay".into(),
             x_label: "T_m (ms)".into(),
             y_label: "processing time / time sharing".into(),
+            categories: Vec::new(),
             series,
         }],
     }
@@ -190,7 +192,7 @@ pub fn fig7() -> Experiment {
             let mut points = Vec::new();
             for exec in 1..=20 {
                 let t = turnaround_s(&run(&w, &cfg, Some(&mut pfs), TEST).0, "test") / exact;
-                results.insert(format!("{case}.x{factor}.exec{exec}"), t);
+                results.insert(format!("{case}.x{factor}.exec{exec:02}"), t);
                 points.push((f64::from(exec), t));
             }
             series.push(Series { name: format!("x = y = {factor} %"), points });
@@ -199,6 +201,7 @@ pub fn fig7() -> Experiment {
             title: format!("Figure 7({case}): actual work A {actual_ms} ms, initial PFS 210 ms"),
             x_label: "execution".into(),
             y_label: "processing time / exact PFS".into(),
+            categories: Vec::new(),
             series,
         });
     }

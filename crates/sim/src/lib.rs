@@ -45,6 +45,16 @@ impl SliceLayer for PfsScheduler {
     }
 }
 
+/// A dependency layer (SWAP, paper 004) over the fair class: a requester that blocks
+/// while one of its providers can run stays queued ("virtual runnable"); when the class
+/// picks it, the provider this layer names runs in its place, the CPU time charged to the
+/// requester's share (proxy execution). It sees every event.
+pub trait ProviderLayer: EventSink {
+    /// The provider to run in place of the blocked `requester` — most confident first,
+    /// following chains of blocked providers — among the tasks `runnable` accepts.
+    fn stand_in(&mut self, requester: Pid, runnable: &dyn Fn(Pid) -> bool) -> Option<Pid>;
+}
+
 /// What a run reports to and consults besides its result.
 #[derive(Default)]
 pub struct Hooks<'a> {
@@ -52,6 +62,8 @@ pub struct Hooks<'a> {
     pub sink: Option<&'a mut dyn EventSink>,
     /// Decides at each slice end whether the running task keeps the CPU.
     pub layer: Option<&'a mut dyn SliceLayer>,
+    /// Runs providers in place of the tasks that wait for them.
+    pub provider: Option<&'a mut dyn ProviderLayer>,
 }
 
 /// Runs `workload` under `config` until every task has exited (or the workload's
@@ -61,7 +73,7 @@ pub fn simulate<'a>(
     config: &SimConfig,
     sink: Option<&'a mut dyn EventSink>,
 ) -> Result<Report, SimError> {
-    simulate_with(workload, config, Hooks { sink, layer: None })
+    simulate_with(workload, config, Hooks { sink, ..Hooks::default() })
 }
 
 /// [`simulate`] with a layer over the fair class as well.

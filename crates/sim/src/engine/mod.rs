@@ -24,7 +24,7 @@ use crate::program::Program;
 use crate::report::{Percentiles, Report, TaskReport};
 use crate::weights::LoadWeight;
 use crate::workload::{Policy, Workload};
-use crate::{Hooks, SimError, SliceLayer};
+use crate::{Hooks, ProviderLayer, SimError, SliceLayer};
 
 use ipc::Object;
 use task::{Phase, State, Task, Wait};
@@ -84,6 +84,9 @@ impl PartialOrd for Queued {
 struct Rq {
     /// The running task, 0 when idle.
     curr: u32,
+    /// The task the classes picked and account the CPU time to: `curr` itself, or a
+    /// virtual runnable requester a provider (`curr`) runs for (SWAP).
+    donor: u32,
     fair: FairRq,
     rt: RtRq,
     /// Runnable tasks on this CPU, the running one included.
@@ -114,6 +117,7 @@ pub(crate) struct Engine<'a, F: FairClass> {
     objs: Vec<Object>,
     sink: Option<&'a mut dyn EventSink>,
     layer: Option<&'a mut dyn SliceLayer>,
+    provider: Option<&'a mut dyn ProviderLayer>,
     resched_mask: u64,
     rng: Pcg64Mcg,
     /// Tasks not yet dead (including those not started).
@@ -154,6 +158,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
             objs,
             sink: hooks.sink,
             layer: hooks.layer,
+            provider: hooks.provider,
             resched_mask: 0,
             rng: Pcg64Mcg::seed_from_u64(config.seed),
             alive: 0,
@@ -207,15 +212,18 @@ impl<'a, F: FairClass> Engine<'a, F> {
         self.queue.push(Reverse(Queued { time, seq: self.seq, item }));
     }
 
-    /// Sends an event to the sink and the layer, building it only when there is one.
+    /// Sends an event to the sink and the layers, building it only when there is one.
     fn emit(&mut self, build: impl FnOnce(&Self) -> EventKind) {
-        if self.sink.is_some() || self.layer.is_some() {
+        if self.sink.is_some() || self.layer.is_some() || self.provider.is_some() {
             let event = Event { time: self.now, kind: build(self) };
             if let Some(sink) = self.sink.as_mut() {
                 sink.event(&event);
             }
             if let Some(layer) = self.layer.as_mut() {
                 layer.event(&event);
+            }
+            if let Some(provider) = self.provider.as_mut() {
+                provider.event(&event);
             }
         }
     }
@@ -287,8 +295,10 @@ impl<'a, F: FairClass> Engine<'a, F> {
         }
         rq.exec_start = self.now;
         rq.busy_ns += delta;
-        self.ents[curr as usize].sum_exec += delta;
-        if !self.ents[curr as usize].policy.is_rt()
+        self.tasks[curr as usize].stats.cpu_ns += delta;
+        let donor = rq.donor;
+        self.ents[donor as usize].sum_exec += delta;
+        if !self.ents[donor as usize].policy.is_rt()
             && self.fair.update_curr(&mut rq.fair, &mut self.ents, delta)
         {
             self.slice_expired(cpu);
@@ -360,7 +370,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
         if self.resched_mask & (1 << cpu) != 0 {
             return;
         }
-        let curr = self.rqs[cpu as usize].curr;
+        let curr = self.rqs[cpu as usize].donor;
         let (cp, wp) = (self.class_prio(curr), self.class_prio(woken));
         if wp > cp {
             self.resched(cpu);
@@ -380,12 +390,13 @@ impl<'a, F: FairClass> Engine<'a, F> {
         let prev = self.rqs[cpu as usize].curr;
         self.account(cpu);
         let prev_runnable = prev != 0 && self.tasks[prev as usize].state == State::Running;
-        let next = self.pick_next(cpu, prev, prev_runnable);
+        let (next, donor) = self.pick_next(cpu, prev, prev_runnable);
         if next != prev {
             self.switch(cpu, prev, next);
         } else if next != 0 && !self.tasks[next as usize].step_queued {
             self.start_stint(next);
         }
+        self.rqs[cpu as usize].donor = donor;
         if next != 0 {
             self.arm_slice(cpu);
         }
@@ -395,8 +406,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
     }
 
     /// `pick_next_task`: RT first, then the fair class, else pull work (newly idle
-    /// balance), else idle.
-    fn pick_next(&mut self, cpu: u32, prev: u32, prev_runnable: bool) -> u32 {
+    /// balance), else idle. Returns the task to run and the one the classes picked (they
+    /// differ when a provider runs in place of a virtual runnable requester).
+    fn pick_next(&mut self, cpu: u32, prev: u32, prev_runnable: bool) -> (u32, u32) {
         if prev_runnable && self.is_rt(prev) {
             let t = &mut self.tasks[prev as usize];
             let head = !std::mem::take(&mut t.requeue_tail);
@@ -408,21 +420,70 @@ impl<'a, F: FairClass> Engine<'a, F> {
             if let Some(c) = rq.fair.curr {
                 self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
             }
-            return p;
+            return (p, p);
         }
-        if let Some(p) = self.fair.pick(&mut rq.fair, &mut self.ents) {
+        loop {
+            let rq = &mut self.rqs[cpu as usize];
+            let Some(p) = self.fair.pick(&mut rq.fair, &mut self.ents) else { break };
             if rq.fair.curr != Some(p) {
                 if let Some(c) = rq.fair.curr {
                     self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
                 }
                 self.fair.set_next(&mut rq.fair, &mut self.ents, p);
             }
-            return p;
+            if !self.tasks[p as usize].virtual_runnable {
+                return (p, p);
+            }
+            match self.stand_in(cpu, p) {
+                Some(q) => return (q, p),
+                None => {
+                    // No provider can run: it is merely blocked after all.
+                    self.tasks[p as usize].virtual_runnable = false;
+                    self.dequeue(p, Dequeue::Sleep);
+                }
+            }
         }
         if self.newidle_balance(cpu) {
             return self.pick_next(cpu, 0, false);
         }
-        0
+        (0, 0)
+    }
+
+    /// The provider to run on `cpu` in place of the virtual runnable `requester`,
+    /// brought to `cpu` if it waits elsewhere.
+    fn stand_in(&mut self, cpu: u32, requester: u32) -> Option<u32> {
+        let (tasks, ents) = (&self.tasks, &self.ents);
+        let can_run_here = |p: Pid| {
+            let t = tasks.get(p.0 as usize).filter(|_| p.0 != 0 && p.0 != requester);
+            t.is_some_and(|t| {
+                !ents[p.0 as usize].policy.is_rt()
+                    && t.allowed(cpu)
+                    && ((t.state == State::Runnable) || (t.state == State::Running && t.cpu == cpu))
+            })
+        };
+        let q = self.provider.as_mut()?.stand_in(Pid(requester), &can_run_here)?.0;
+        if !can_run_here(Pid(q)) {
+            return None;
+        }
+        if self.tasks[q as usize].cpu != cpu {
+            self.migrate_queued(q, cpu);
+        }
+        Some(q)
+    }
+
+    /// Whether a task that just blocked has a provider that can run somewhere, so that
+    /// it stays queued as virtual runnable.
+    fn has_provider(&mut self, requester: u32) -> bool {
+        let (tasks, ents) = (&self.tasks, &self.ents);
+        let runnable = |p: Pid| {
+            tasks.get(p.0 as usize).is_some_and(|t| {
+                p.0 != 0
+                    && p.0 != requester
+                    && !ents[p.0 as usize].policy.is_rt()
+                    && matches!(t.state, State::Runnable | State::Running)
+            })
+        };
+        self.provider.as_mut().is_some_and(|l| l.stand_in(Pid(requester), &runnable).is_some())
     }
 
     fn switch(&mut self, cpu: u32, prev: u32, next: u32) {
@@ -506,7 +567,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
     /// Arms the slice timer of the running fair task when slices end exactly.
     fn arm_slice(&mut self, cpu: u32) {
         let rq = &mut self.rqs[cpu as usize];
-        let curr = rq.curr;
+        let curr = rq.donor;
         // As hrtick_start_fair: a slice only ends early for somebody else's sake.
         if curr == 0
             || self.ents[curr as usize].policy.is_rt()
@@ -525,11 +586,11 @@ impl<'a, F: FairClass> Engine<'a, F> {
     /// `scheduler_tick`: account, let the class decide on preemption, balance load.
     /// An idle CPU stops its tick (NOHZ idle).
     fn on_tick(&mut self, cpu: u32) {
-        let curr = self.rqs[cpu as usize].curr;
-        if curr == 0 {
+        if self.rqs[cpu as usize].curr == 0 {
             self.rqs[cpu as usize].tick_armed = false;
             return;
         }
+        let curr = self.rqs[cpu as usize].donor;
         self.account(cpu);
         let rq = &mut self.rqs[cpu as usize];
         let e = &mut self.ents[curr as usize];
@@ -557,7 +618,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
 
     fn on_slice_end(&mut self, cpu: u32, gen: u32) {
         let rq = &self.rqs[cpu as usize];
-        if rq.slice_gen != gen || rq.curr == 0 || self.is_rt(rq.curr) {
+        if rq.slice_gen != gen || rq.curr == 0 || self.is_rt(rq.donor) {
             return;
         }
         self.account(cpu);
@@ -628,7 +689,13 @@ impl<'a, F: FairClass> Engine<'a, F> {
         t.stats.since = now;
         let cpu = t.cpu;
         self.emit(|_| EventKind::Block { pid: Pid(pid), resource: on });
-        self.dequeue(pid, Dequeue::Sleep);
+        let waits_on_someone = matches!(wait, Wait::Object | Wait::Signal | Wait::Child);
+        if waits_on_someone && !self.is_rt(pid) && self.has_provider(pid) {
+            // SWAP: it stays queued, virtual runnable.
+            self.tasks[pid as usize].virtual_runnable = true;
+        } else {
+            self.dequeue(pid, Dequeue::Sleep);
+        }
         if let Some(at) = until {
             let t = &mut self.tasks[pid as usize];
             t.gen = t.gen.wrapping_add(1);
@@ -655,6 +722,16 @@ impl<'a, F: FairClass> Engine<'a, F> {
         t.stats.woken_at = Some(now);
         t.state = State::Runnable;
         let prev = t.cpu;
+        if std::mem::take(&mut t.virtual_runnable) {
+            // Still queued where it was: it just runs for itself from now on.
+            self.emit(|_| EventKind::Wakeup { waker: Pid(waker), wakee: Pid(pid), cpu: prev });
+            if self.rqs[prev as usize].donor == pid {
+                self.resched(prev);
+            } else {
+                self.check_preempt(prev, pid);
+            }
+            return;
+        }
         let cpu = self.select_cpu(pid, prev);
         let how = if cpu == prev {
             Enqueue::Wakeup
@@ -703,7 +780,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
                     policy: e.policy.name(),
                     nice: e.nice,
                     rt_priority: e.rt_priority,
-                    runtime_ns: e.sum_exec,
+                    runtime_ns: t.stats.cpu_ns,
                     wait_ns: wait,
                     sleep_ns: sleep,
                     turnaround_ns: t.stats.exited.unwrap_or(end).saturating_sub(t.stats.started),

@@ -18,7 +18,7 @@ impl<F: FairClass> Engine<'_, F> {
     fn cpu_prio(&self, cpu: u32) -> u32 {
         let rq = &self.rqs[cpu as usize];
         let queued_rt = rq.rt.top_prio().map_or(0, |p| 1 + u32::from(p));
-        let running = self.class_prio(rq.curr);
+        let running = self.class_prio(rq.donor);
         let fair = u32::from(rq.fair.nr_running > 0);
         running.max(queued_rt).max(fair)
     }

@@ -57,6 +57,8 @@ pub(crate) struct LoopFrame {
 /// Per-task counters, reported at the end.
 #[derive(Clone, Debug)]
 pub(crate) struct Stats {
+    /// CPU time it used (its own runs, also those in place of another task).
+    pub cpu_ns: Ns,
     pub started: Ns,
     pub exited: Option<Ns>,
     pub wait_ns: Ns,
@@ -75,6 +77,7 @@ pub(crate) struct Stats {
 impl Stats {
     fn new() -> Self {
         Stats {
+            cpu_ns: 0,
             started: 0,
             exited: None,
             wait_ns: 0,
@@ -136,6 +139,8 @@ pub(crate) struct Task {
     /// RT: go to the tail of the list when it next stops running (yield, RR expiry).
     pub requeue_tail: bool,
     pub stats: Stats,
+    /// Blocked, but kept on its run queue because a provider can run for it (SWAP).
+    pub virtual_runnable: bool,
 }
 
 impl Task {
@@ -170,6 +175,7 @@ impl Task {
             last_ran: 0,
             requeue_tail: false,
             stats: Stats::new(),
+            virtual_runnable: false,
         }
     }
 

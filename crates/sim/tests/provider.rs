@@ -33,6 +33,11 @@ impl ProviderLayer for Static {
 /// A nice −20 client asks a nice 0 server for 100 ms of work over a socket pair, three
 /// times, beside three nice 0 CPU hogs, on one CPU.
 fn client_server() -> Workload {
+    client_server_as(Policy::Other)
+}
+
+/// The same with the client under `policy` (a real-time one at priority 50).
+fn client_server_as(policy: Policy) -> Workload {
     let mut w = Workload { duration_ns: Some(10_000 * MS), ..Workload::default() };
     let sock = w.add_object(ObjectSpec::SocketPair { capacity: None });
     let client = w.add_program(
@@ -43,11 +48,9 @@ fn client_server() -> Workload {
         p.op(Op::Read { fd: 0, bytes: 64 }).op(Op::Compute(100 * MS)).op(Op::Write { fd: 0, bytes: 64 })
     }));
     let hog = w.add_program(Program::new("hog").op(Op::Compute(100_000 * MS)));
-    w.tasks.push(TaskSpec {
-        nice: -20,
-        fds: vec![FdTarget { object: sock, end: End::A }],
-        ..TaskSpec::new("client", client)
-    });
+    let rt_priority = if policy.is_rt() { 50 } else { 0 };
+    let fds = vec![FdTarget { object: sock, end: End::A }];
+    w.tasks.push(TaskSpec { policy, rt_priority, nice: -20, fds, ..TaskSpec::new("client", client) });
     w.tasks.push(TaskSpec {
         fds: vec![FdTarget { object: sock, end: End::B }],
         ..TaskSpec::new("server", server)
@@ -87,4 +90,20 @@ fn without_a_runnable_provider_a_requester_just_blocks() {
     let with = simulate_with(&w, &cfg, Hooks { provider: Some(&mut layer), ..Hooks::default() }).unwrap();
     let without = simulate_with(&w, &cfg, Hooks::default()).unwrap();
     assert_eq!(turnaround(&with, "client"), turnaround(&without, "client"));
+}
+
+#[test]
+fn a_real_time_requester_runs_its_fair_provider_at_real_time_priority() {
+    // Paper 004's setting: the client is SCHED_FIFO, the server SCHED_OTHER.
+    for fair in [FairFlavor::Timeshare, FairFlavor::Eevdf] {
+        let w = client_server_as(Policy::Fifo);
+        let cfg = SimConfig::new(1, fair);
+        let vanilla = simulate_with(&w, &cfg, Hooks::default()).unwrap();
+        let mut layer = Static { requester: Pid(1), provider: Pid(2), asked: 0 };
+        let swap = simulate_with(&w, &cfg, Hooks { provider: Some(&mut layer), ..Hooks::default() }).unwrap();
+        let (v, s) = (turnaround(&vanilla, "client"), turnaround(&swap, "client"));
+        assert!(v > 1_000 * MS, "{fair:?}: vanilla {v}");
+        // The server runs whenever the client would: 300 ms of work, nothing in between.
+        assert!(s < 302 * MS, "{fair:?}: swap {s}");
+    }
 }

@@ -409,28 +409,35 @@ impl<'a, F: FairClass> Engine<'a, F> {
     /// balance), else idle. Returns the task to run and the one the classes picked (they
     /// differ when a provider runs in place of a virtual runnable requester).
     fn pick_next(&mut self, cpu: u32, prev: u32, prev_runnable: bool) -> (u32, u32) {
-        if prev_runnable && self.is_rt(prev) {
-            let t = &mut self.tasks[prev as usize];
-            let head = !std::mem::take(&mut t.requeue_tail);
-            self.rqs[cpu as usize].rt.enqueue(prev, self.ents[prev as usize].rt_priority, head);
-        }
-        let rq = &mut self.rqs[cpu as usize];
-        if let Some((p, prio)) = rq.rt.first() {
-            rq.rt.dequeue(p, prio);
-            if let Some(c) = rq.fair.curr {
-                self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
+        // A real-time donor is out of its list while picked; it goes back while it can
+        // still run, for itself or (virtual runnable) by proxy.
+        let donor = self.rqs[cpu as usize].donor;
+        if donor != 0 && self.is_rt(donor) {
+            let t = &mut self.tasks[donor as usize];
+            if (donor == prev && prev_runnable) || t.state == State::Runnable || t.virtual_runnable {
+                let head = !std::mem::take(&mut t.requeue_tail);
+                self.rqs[cpu as usize].rt.enqueue(donor, self.ents[donor as usize].rt_priority, head);
             }
-            return (p, p);
         }
         loop {
             let rq = &mut self.rqs[cpu as usize];
-            let Some(p) = self.fair.pick(&mut rq.fair, &mut self.ents) else { break };
-            if rq.fair.curr != Some(p) {
+            let p = if let Some((p, prio)) = rq.rt.first() {
+                rq.rt.dequeue(p, prio);
                 if let Some(c) = rq.fair.curr {
                     self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
                 }
-                self.fair.set_next(&mut rq.fair, &mut self.ents, p);
-            }
+                p
+            } else if let Some(p) = self.fair.pick(&mut rq.fair, &mut self.ents) {
+                if rq.fair.curr != Some(p) {
+                    if let Some(c) = rq.fair.curr {
+                        self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
+                    }
+                    self.fair.set_next(&mut rq.fair, &mut self.ents, p);
+                }
+                p
+            } else {
+                break;
+            };
             if !self.tasks[p as usize].virtual_runnable {
                 return (p, p);
             }
@@ -690,7 +697,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
         let cpu = t.cpu;
         self.emit(|_| EventKind::Block { pid: Pid(pid), resource: on });
         let waits_on_someone = matches!(wait, Wait::Object | Wait::Signal | Wait::Child);
-        if waits_on_someone && !self.is_rt(pid) && self.has_provider(pid) {
+        if waits_on_someone && self.has_provider(pid) {
             // SWAP: it stays queued, virtual runnable.
             self.tasks[pid as usize].virtual_runnable = true;
         } else {

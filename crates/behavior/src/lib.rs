@@ -3,3 +3,4 @@
 //! and SWAP's dependency graph.
 
 pub mod pfs;
+pub mod swap;

@@ -4,6 +4,7 @@
 
 mod experiment;
 pub mod pfs;
+pub mod swap;
 
 pub use experiment::{Experiment, Figure, Series};
 
@@ -30,5 +31,20 @@ pub const EXPERIMENTS: &[Entry] = &[
         name: "pfs_fig7",
         about: "paper 001 Figure 7: a PFS adapting to a changed program over 20 executions",
         run: pfs::fig7,
+    },
+    Entry {
+        name: "swap_fig2",
+        about: "paper 004 Figure 2: the order providers run and their confidences",
+        run: swap::fig2,
+    },
+    Entry {
+        name: "swap_client_server",
+        about: "paper 004 Figure 3: client-server microbenchmark over six mechanisms",
+        run: swap::client_server,
+    },
+    Entry {
+        name: "swap_multiserver",
+        about: "paper 004 Figures 4 and 5: multi-server microbenchmark, T = 20 ms and 200 ms",
+        run: swap::multiserver,
     },
 ];

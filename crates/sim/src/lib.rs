@@ -18,6 +18,7 @@ pub use report::{Percentiles, Report, TaskReport};
 pub use workload::{End, FdTarget, ObjectId, ObjectSpec, Policy, TaskSpec, Workload};
 
 use schedlab_behavior::pfs::PfsScheduler;
+use schedlab_behavior::swap::SwapDetector;
 use schedlab_model::{EventSink, Ns, Pid};
 
 use class::{Cfs, Eevdf, Timeshare};
@@ -50,9 +51,17 @@ impl SliceLayer for PfsScheduler {
 /// picks it, the provider this layer names runs in its place, the CPU time charged to the
 /// requester's share (proxy execution). It sees every event.
 pub trait ProviderLayer: EventSink {
-    /// The provider to run in place of the blocked `requester` — most confident first,
-    /// following chains of blocked providers — among the tasks `runnable` accepts.
-    fn stand_in(&mut self, requester: Pid, runnable: &dyn Fn(Pid) -> bool) -> Option<Pid>;
+    /// The provider to run at `now` in place of the blocked `requester` — most
+    /// confident first, following chains of blocked providers — among the tasks
+    /// `runnable` accepts.
+    fn stand_in(&mut self, requester: Pid, now: Ns, runnable: &dyn Fn(Pid) -> bool) -> Option<Pid>;
+}
+
+impl ProviderLayer for SwapDetector {
+    fn stand_in(&mut self, requester: Pid, now: Ns, runnable: &dyn Fn(Pid) -> bool) -> Option<Pid> {
+        self.advance_to(now);
+        self.most_confident_runnable_provider(requester, runnable).map(|pick| pick.provider())
+    }
 }
 
 /// What a run reports to and consults besides its result.

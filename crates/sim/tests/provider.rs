@@ -24,7 +24,7 @@ impl EventSink for Static {
 }
 
 impl ProviderLayer for Static {
-    fn stand_in(&mut self, requester: Pid, runnable: &dyn Fn(Pid) -> bool) -> Option<Pid> {
+    fn stand_in(&mut self, requester: Pid, _now: u64, runnable: &dyn Fn(Pid) -> bool) -> Option<Pid> {
         self.asked += 1;
         (requester == self.requester && runnable(self.provider)).then_some(self.provider)
     }

@@ -270,6 +270,13 @@ impl SwapDetector {
         }
     }
 
+    /// Charges running time up to `now` without an event: a scheduler asking for a
+    /// decision mid-run (a provider running in a requester's place) sees the negative
+    /// feedback its running has earned so far.
+    pub fn advance_to(&mut self, now: Ns) {
+        self.settle(now);
+    }
+
     /// The kernel object `resource` is part of was destroyed (`msgctl`/`semctl` with
     /// `IPC_RMID`, whose command the event vocabulary does not carry, or a socket, pipe
     /// or file that is gone): every object of it leaves the table, with its lists.

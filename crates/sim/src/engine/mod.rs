@@ -468,7 +468,8 @@ impl<'a, F: FairClass> Engine<'a, F> {
                     && ((t.state == State::Runnable) || (t.state == State::Running && t.cpu == cpu))
             })
         };
-        let q = self.provider.as_mut()?.stand_in(Pid(requester), &can_run_here)?.0;
+        let now = self.now;
+        let q = self.provider.as_mut()?.stand_in(Pid(requester), now, &can_run_here)?.0;
         if !can_run_here(Pid(q)) {
             return None;
         }
@@ -490,7 +491,8 @@ impl<'a, F: FairClass> Engine<'a, F> {
                     && matches!(t.state, State::Runnable | State::Running)
             })
         };
-        self.provider.as_mut().is_some_and(|l| l.stand_in(Pid(requester), &runnable).is_some())
+        let now = self.now;
+        self.provider.as_mut().is_some_and(|l| l.stand_in(Pid(requester), now, &runnable).is_some())
     }
 
     fn switch(&mut self, cpu: u32, prev: u32, next: u32) {
@@ -599,6 +601,11 @@ impl<'a, F: FairClass> Engine<'a, F> {
         }
         let curr = self.rqs[cpu as usize].donor;
         self.account(cpu);
+        if self.rqs[cpu as usize].curr != curr {
+            // A provider runs for a virtual runnable task: decide again at every tick,
+            // as confidence feedback may have made another provider the most confident.
+            self.resched(cpu);
+        }
         let rq = &mut self.rqs[cpu as usize];
         let e = &mut self.ents[curr as usize];
         if e.policy == Policy::Rr {

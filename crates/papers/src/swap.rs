@@ -164,7 +164,7 @@ pub fn client_server() -> Experiment {
                 if load { "high" } else { "low" }
             );
             results.insert(key.clone(), t);
-            if !(load && !swap) {
+            if !load || swap {
                 paper.insert(key, 0.1);
             }
             series[j].points.push((i as f64, t));

@@ -102,6 +102,23 @@ mod tests {
     }
 
     #[test]
+    fn simulate_with_pfs_learns_into_its_store_and_reuses_it() {
+        let path = std::env::temp_dir().join(format!("schedlab-cli-pfs-{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let p = path.to_str().unwrap();
+        let opts = parse_simulate(&["mixed:procs=2", "--fair", "timeshare", "--pfs", p, "--json"]).unwrap();
+        simulate::run(&opts).unwrap();
+        let store = schedlab_behavior::pfs::PfsStore::load(&path).unwrap();
+        let pfs = store.get("/sim/bin/mixed").expect("learned at exit");
+        assert!(pfs.bursts().count() > 100, "one burst per block of the copy");
+        simulate::run(&opts).unwrap();
+        assert_eq!(schedlab_behavior::pfs::PfsStore::load(&path).unwrap().programs.len(), 1);
+        std::fs::remove_file(&path).unwrap();
+        let bad = parse_simulate(&["mixed", "--pfs", p, "--pfs-tm", "1500us"]).unwrap();
+        assert!(simulate::run(&bad).unwrap_err().to_string().contains("multiple of the timeslot"));
+    }
+
+    #[test]
     fn errors_list_their_causes_once() {
         let io = std::io::Error::other("disk full");
         let err = anyhow::Error::new(io).context("cannot write x: disk full").context("saving failed");

@@ -9,10 +9,12 @@ use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use indicatif::ProgressBar;
+use schedlab_behavior::pfs::{PfsParams, PfsScheduler, PfsStore};
+use schedlab_behavior::swap::{SwapDetector, SwapParams};
 use schedlab_model::EventSink;
 use schedlab_sim::trace::PerfettoTrace;
 use schedlab_sim::workloads::BUILTINS;
-use schedlab_sim::{FairFlavor, Report, SimConfig, TaskReport};
+use schedlab_sim::{FairFlavor, Hooks, ProviderLayer, Report, SimConfig, SliceLayer, TaskReport};
 
 use crate::csv;
 use crate::human::{count, duration, percent};
@@ -41,7 +43,15 @@ Examples:
   schedlab simulate workload.json --csv tasks.csv
 
   # every tunable with its default on 8 CPUs
-  schedlab simulate --cpus 8 --set help";
+  schedlab simulate --cpus 8 --set help
+
+  # PFS: the first run learns each program's bursts into pfs.json, the next ones use
+  # and adapt them
+  schedlab simulate mixed:procs=10 --fair timeshare --pfs pfs.json --pfs-tm 40ms
+
+  # SWAP: tasks blocked on a pipe, socket, queue, semaphore, lock or signal have
+  # their most confident provider run in their place
+  schedlab simulate hackbench:groups=4 --swap";
 
 /// Run a workload in the simulator and report per-task metrics.
 ///
@@ -107,6 +117,36 @@ pub struct SimulateOpts {
     /// open it in ui.perfetto.dev.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+
+    /// Schedule with PFS (paper 001), keeping its knowledge in FILE (JSON; created if
+    /// missing): programs without a PFS are logged and get one when they exit; programs
+    /// with one may keep the CPU at a slice end when predicted to block within --pfs-tm.
+    /// Run the same workload again to use and adapt what was learned.
+    #[arg(long, value_name = "FILE")]
+    pub pfs: Option<PathBuf>,
+
+    /// PFS: the maximum dispatch delay T_m (a multiple of the 1 ms timeslot).
+    #[arg(long, value_name = "DURATION", default_value = "20ms", value_parser = duration_parser)]
+    pub pfs_tm: u64,
+
+    /// PFS: the increase and decrease scaling factors x = y, in percent.
+    #[arg(long, value_name = "PCT", default_value_t = 10)]
+    pub pfs_xy: u32,
+
+    /// Schedule with SWAP (paper 004): dependencies are detected from the system calls;
+    /// a task blocked on a resource whose provider can run stays queued, and the most
+    /// confident provider runs in its place.
+    #[arg(long)]
+    pub swap: bool,
+
+    /// SWAP: the confidence quantum T.
+    #[arg(long, value_name = "DURATION", default_value = "20ms", value_parser = duration_parser)]
+    pub swap_t: u64,
+}
+
+/// Parses a duration with a unit for clap.
+fn duration_parser(s: &str) -> Result<u64, String> {
+    schedlab_sim::parse_duration(s)
 }
 
 /// The end of `--help`: the built-in workloads with their keys, then examples.
@@ -161,10 +201,25 @@ pub fn run(opts: &SimulateOpts) -> Result<()> {
         None => None,
     };
 
+    let params =
+        PfsParams { t_m_ns: opts.pfs_tm, x_pct: opts.pfs_xy, y_pct: opts.pfs_xy, ..PfsParams::default() };
+    params.validate().map_err(|e| anyhow::anyhow!("--pfs-tm: {e}"))?;
+    let mut pfs = match &opts.pfs {
+        Some(path) => Some(PfsScheduler::new(params, PfsStore::load(path)?)),
+        None => None,
+    };
+    let mut swap =
+        opts.swap.then(|| SwapDetector::new(SwapParams { t_ns: opts.swap_t, ..SwapParams::default() }));
+
     let spinner = ProgressBar::new_spinner();
     spinner.set_message(format!("simulating {spec} on {cpus} CPU(s) under {}", opts.fair.name()));
     spinner.enable_steady_tick(Duration::from_millis(100));
-    let result = schedlab_sim::simulate(&workload, &config, trace.as_mut().map(|t| t as &mut dyn EventSink));
+    let hooks = Hooks {
+        sink: trace.as_mut().map(|t| t as &mut dyn EventSink),
+        layer: pfs.as_mut().map(|p| p as &mut dyn SliceLayer),
+        provider: swap.as_mut().map(|s| s as &mut dyn ProviderLayer),
+    };
+    let result = schedlab_sim::simulate_with(&workload, &config, hooks);
     spinner.finish_and_clear();
     let report = match result {
         Ok(report) => report,
@@ -177,6 +232,9 @@ pub fn run(opts: &SimulateOpts) -> Result<()> {
         }
     };
 
+    if let (Some(pfs), Some(path)) = (&pfs, &opts.pfs) {
+        pfs.store.save(path)?;
+    }
     if let (Some(trace), Some(path)) = (trace, &opts.trace) {
         trace.finish().with_context(|| format!("cannot write the trace file {}", path.display()))?;
     }

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
+use schedlab_behavior::swap::{SwapDetector, SwapParams};
 use schedlab_model::{Event, EventKind, Pid, PrevState};
+use schedlab_sim::{simulate_with, Hooks};
 use schedlab_sim::{
     End, FairFlavor, FdTarget, ObjectSpec, Op, Policy, Program, Report, SimConfig, TaskSpec, Workload,
 };
@@ -420,6 +422,13 @@ proptest! {
         let (r2, ev2) = simulate(&w, &cfg);
         prop_assert_eq!(comparable(&r), comparable(&r2));
         prop_assert!(ev == ev2, "same seed, different event streams");
+        // The same invariants hold with SWAP's virtual runnable tasks and providers
+        // running in their place.
+        let mut swap = SwapDetector::new(SwapParams::default());
+        let mut sink = Collect::default();
+        let hooks = Hooks { sink: Some(&mut sink), provider: Some(&mut swap), ..Hooks::default() };
+        let r = simulate_with(&w, &cfg, hooks).expect("the workload is valid");
+        check(&w, c.cpus, &r, &sink.0)?;
     }
 }
 

@@ -459,13 +459,16 @@ impl<'a, F: FairClass> Engine<'a, F> {
     /// The provider to run on `cpu` in place of the virtual runnable `requester`,
     /// brought to `cpu` if it waits elsewhere.
     fn stand_in(&mut self, cpu: u32, requester: u32) -> Option<u32> {
-        let (tasks, ents) = (&self.tasks, &self.ents);
+        let (tasks, ents, rqs) = (&self.tasks, &self.ents, &self.rqs);
         let can_run_here = |p: Pid| {
             let t = tasks.get(p.0 as usize).filter(|_| p.0 != 0 && p.0 != requester);
             t.is_some_and(|t| {
+                // A runnable task another CPU has picked (its donor, about to run it) is
+                // taken.
+                let waiting = t.state == State::Runnable && rqs[t.cpu as usize].donor != p.0;
                 !ents[p.0 as usize].policy.is_rt()
                     && t.allowed(cpu)
-                    && ((t.state == State::Runnable) || (t.state == State::Running && t.cpu == cpu))
+                    && (waiting || (t.state == State::Running && t.cpu == cpu))
             })
         };
         let now = self.now;

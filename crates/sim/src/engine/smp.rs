@@ -1,6 +1,7 @@
 //! SMP: where a waking task goes, and load balancing (periodic, on behalf of idle
 //! CPUs, and when a CPU is about to go idle). Affinity is always respected.
 
+use super::task::State;
 use super::Engine;
 use crate::class::FairClass;
 
@@ -59,10 +60,14 @@ impl<F: FairClass> Engine<'_, F> {
         self.allowed_cpus(pid).fold(first, |best, c| if load(c) < load(best) { c } else { best })
     }
 
-    /// `can_migrate_task`: allowed there, and not cache-hot unless balancing keeps
-    /// failing (more than `cache_nice_tries` = 1 times).
+    /// `can_migrate_task`: waiting (not running as another task's proxy while it is
+    /// queued), allowed there, and not cache-hot unless balancing keeps failing (more
+    /// than `cache_nice_tries` = 1 times).
     fn can_migrate(&self, pid: u32, to: u32) -> bool {
         let t = &self.tasks[pid as usize];
+        if t.state != State::Runnable {
+            return false;
+        }
         let hot = self.now.saturating_sub(t.last_ran) < self.t.migration_cost_ns && t.last_ran > 0;
         t.allowed(to) && (!hot || self.rqs[to as usize].balance_failed > 1)
     }

@@ -12,7 +12,7 @@ FAIR ?= eevdf
 # Extra arguments for `schedlab simulate`, e.g. RUN_ARGS="--cpus 4 --trace t.json".
 RUN_ARGS ?=
 
-.PHONY: run test setup build bench hackbench-ratio fmt lint
+.PHONY: run test setup build bench hackbench-ratio readme fmt lint
 
 ## run: build in release mode and simulate $(WORKLOAD) under $(FAIR), printing the summary
 run: build
@@ -37,6 +37,10 @@ bench: setup
 ## hackbench-ratio: real hackbench's defaults vs the same run simulated, timed in one go
 hackbench-ratio: build
 	scripts/hackbench-vs-kernel.sh
+
+## readme: rerun the commands README.md shows and refresh their output
+readme: build
+	scripts/update-readme.py
 
 ## fmt: format every crate
 fmt:

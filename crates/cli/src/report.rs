@@ -45,7 +45,9 @@ pub fn svg(fig: &Figure) -> Result<String, String> {
         (lo - d, hi + d)
     };
     let (x0, x1) = if bars { (-0.5, fig.categories.len() as f64 - 0.5) } else { pad(x0, x1) };
-    let (y0, y1) = if bars { (0.0, y1 * 1.15) } else { pad(y0, y1) };
+    let (y0, y1) = if bars { (0.0, y1) } else { pad(y0, y1) };
+    // Headroom above the data for the legend (upper right).
+    let y1 = y1 + (y1 - y0) * 0.35;
     let mut out = String::new();
     draw(&mut out, fig, (x0, x1), (y0, y1)).map_err(|e| format!("figure '{}': {e}", fig.title))?;
     Ok(out)

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use schedlab_sim::Tunables;
+use schedlab_sim::{TunableValue, Tunables};
 use serde::Serialize;
 
 use crate::human;
@@ -44,68 +44,20 @@ pub fn apply(tunables: &mut Tunables, settings: &[Setting]) -> Result<(), String
     Ok(())
 }
 
-/// A tunable's current value, typed so that it can be shown for people and for JSON.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum Value {
-    /// A duration in nanoseconds.
-    Duration(u64),
-    /// A plain number (hertz, bytes, percent).
-    Number(u64),
-    /// An on/off feature.
-    Flag(bool),
-}
-
-impl Value {
-    /// The value as `--set` accepts it back, with a readable form for durations.
-    fn display(self) -> String {
-        match self {
-            Value::Duration(ns) => format!("{ns} ({})", human::duration(ns)),
-            Value::Number(n) => n.to_string(),
-            Value::Flag(on) => if on { "1 (on)" } else { "0 (off)" }.to_string(),
-        }
+/// A tunable's value as `--set` accepts it back, with a readable form for durations.
+fn display(v: TunableValue) -> String {
+    match v {
+        TunableValue::Duration(ns) => format!("{ns} ({})", human::duration(ns)),
+        TunableValue::Number(n) => n.to_string(),
+        TunableValue::Flag(on) => if on { "1 (on)" } else { "0 (off)" }.to_string(),
     }
-}
-
-/// Reads tunable `name` from `t` (the getter [`Tunables::set`] lacks); `None` for an
-/// unknown name.
-pub fn get(t: &Tunables, name: &str) -> Option<Value> {
-    use Value::{Duration as D, Flag as F, Number as N};
-    Some(match name {
-        "hz" => N(t.hz),
-        "hrtick" => F(t.hrtick),
-        "context_switch_ns" => D(t.context_switch_ns),
-        "migration_ns" => D(t.migration_ns),
-        "syscall_ns" => D(t.syscall_ns),
-        "copy_ns_per_kib" => D(t.copy_ns_per_kib),
-        "jitter_pct" => N(t.jitter_pct),
-        "sched_latency_ns" => D(t.sched_latency_ns),
-        "sched_min_granularity_ns" => D(t.sched_min_granularity_ns),
-        "sched_wakeup_granularity_ns" => D(t.sched_wakeup_granularity_ns),
-        "base_slice_ns" => D(t.base_slice_ns),
-        "migration_cost_ns" => D(t.migration_cost_ns),
-        "balance_interval_ns" => D(t.balance_interval_ns),
-        "rr_timeslice_ns" => D(t.rr_timeslice_ns),
-        "timeshare_quantum_ns" => D(t.timeshare_quantum_ns),
-        "pipe_bytes" => N(u64::from(t.pipe_bytes)),
-        "socket_bytes" => N(u64::from(t.socket_bytes)),
-        "msgmnb" => N(u64::from(t.msgmnb)),
-        "start_debit" => F(t.start_debit),
-        "gentle_fair_sleepers" => F(t.gentle_fair_sleepers),
-        "wakeup_preemption" => F(t.wakeup_preemption),
-        "place_lag" => F(t.place_lag),
-        "place_deadline_initial" => F(t.place_deadline_initial),
-        "run_to_parity" => F(t.run_to_parity),
-        "preempt_short" => F(t.preempt_short),
-        _ => return None,
-    })
 }
 
 /// One row of the tunables listing, as `--json` prints it.
 #[derive(Debug, Serialize)]
 struct Entry {
     name: &'static str,
-    value: Option<Value>,
+    value: Option<TunableValue>,
     meaning: &'static str,
 }
 
@@ -113,7 +65,7 @@ struct Entry {
 /// `--set`) and its meaning, as a table or as one JSON object.
 pub fn list(out: &mut impl Write, t: &Tunables, cpus: u32, json: bool) -> io::Result<()> {
     let entries: Vec<Entry> =
-        Tunables::NAMES.iter().map(|&(name, meaning)| Entry { name, value: get(t, name), meaning }).collect();
+        Tunables::NAMES.iter().map(|&(name, meaning)| Entry { name, value: t.get(name), meaning }).collect();
     if json {
         #[derive(Serialize)]
         struct Listing {
@@ -132,7 +84,7 @@ pub fn list(out: &mut impl Write, t: &Tunables, cpus: u32, json: bool) -> io::Re
     writeln!(out)?;
     let mut table = Table::new(&[("NAME", Align::Left), ("VALUE", Align::Left), ("MEANING", Align::Left)]);
     for e in &entries {
-        let value = e.value.map_or_else(|| "?".to_string(), Value::display);
+        let value = e.value.map_or_else(|| "?".to_string(), display);
         table.row(vec![e.name.to_string(), value, e.meaning.to_string()]);
     }
     table.write(out)
@@ -142,16 +94,6 @@ pub fn list(out: &mut impl Write, t: &Tunables, cpus: u32, json: bool) -> io::Re
 mod tests {
     use super::*;
     use crate::tests::parse_simulate;
-
-    #[test]
-    fn every_tunable_can_be_read() {
-        let t = Tunables::defaults(4);
-        for (name, _) in Tunables::NAMES {
-            assert!(get(&t, name).is_some(), "no getter for {name}");
-        }
-        assert_eq!(get(&t, "base_slice_ns"), Some(Value::Duration(2_100_000)));
-        assert_eq!(get(&t, "nope"), None);
-    }
 
     #[test]
     fn settings_parse_into_tunables() {

@@ -175,65 +175,106 @@ impl Tunables {
         ("preempt_short", "eevdf feature PREEMPT_SHORT (0/1)"),
     ];
 
+    /// The field behind tunable `name`, with the values it accepts: the one table that
+    /// both [`Tunables::get`] and [`Tunables::set`] read.
+    fn field(&mut self, name: &str) -> Option<Field<'_>> {
+        use Field::{Duration as D, Flag as F, Number as N, Size as S};
+        const ANY: (u64, u64) = (0, u64::MAX);
+        const POSITIVE: (u64, u64) = (1, u64::MAX);
+        Some(match name {
+            "hz" => N(&mut self.hz, (1, 10_000)),
+            "hrtick" => F(&mut self.hrtick),
+            "context_switch_ns" => D(&mut self.context_switch_ns, ANY),
+            "migration_ns" => D(&mut self.migration_ns, ANY),
+            "syscall_ns" => D(&mut self.syscall_ns, ANY),
+            "copy_ns_per_kib" => D(&mut self.copy_ns_per_kib, ANY),
+            "jitter_pct" => N(&mut self.jitter_pct, (0, 100)),
+            "sched_latency_ns" => D(&mut self.sched_latency_ns, POSITIVE),
+            "sched_min_granularity_ns" => D(&mut self.sched_min_granularity_ns, POSITIVE),
+            "sched_wakeup_granularity_ns" => D(&mut self.sched_wakeup_granularity_ns, ANY),
+            "base_slice_ns" => D(&mut self.base_slice_ns, POSITIVE),
+            "migration_cost_ns" => D(&mut self.migration_cost_ns, ANY),
+            "balance_interval_ns" => D(&mut self.balance_interval_ns, POSITIVE),
+            "rr_timeslice_ns" => D(&mut self.rr_timeslice_ns, POSITIVE),
+            "timeshare_quantum_ns" => D(&mut self.timeshare_quantum_ns, POSITIVE),
+            "pipe_bytes" => S(&mut self.pipe_bytes),
+            "socket_bytes" => S(&mut self.socket_bytes),
+            "msgmnb" => S(&mut self.msgmnb),
+            "start_debit" => F(&mut self.start_debit),
+            "gentle_fair_sleepers" => F(&mut self.gentle_fair_sleepers),
+            "wakeup_preemption" => F(&mut self.wakeup_preemption),
+            "place_lag" => F(&mut self.place_lag),
+            "place_deadline_initial" => F(&mut self.place_deadline_initial),
+            "run_to_parity" => F(&mut self.run_to_parity),
+            "preempt_short" => F(&mut self.preempt_short),
+            _ => return None,
+        })
+    }
+
+    /// The value of tunable `name`, or `None` for an unknown name.
+    pub fn get(&self, name: &str) -> Option<TunableValue> {
+        let mut copy = self.clone();
+        Some(match copy.field(name)? {
+            Field::Duration(v, _) => TunableValue::Duration(*v),
+            Field::Number(v, _) => TunableValue::Number(*v),
+            Field::Size(v) => TunableValue::Number(u64::from(*v)),
+            Field::Flag(v) => TunableValue::Flag(*v),
+        })
+    }
+
     /// Sets tunable `name` from text; durations accept a unit suffix (`ns`, `us`, `ms`,
     /// `s`; none means nanoseconds) and flags accept `0/1/true/false/on/off`.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let dur = || parse_duration(value);
+        let Some(field) = self.field(name) else {
+            let known: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
+            return Err(format!("unknown tunable '{name}'; known: {}", known.join(", ")));
+        };
         let num = || value.parse::<u64>().map_err(|_| format!("{name}: '{value}' is not a whole number"));
-        let flag = || parse_flag(value).ok_or_else(|| format!("{name}: '{value}' is not 0/1/on/off"));
-        match name {
-            "hz" => {
-                let hz = num()?;
-                if !(1..=10_000).contains(&hz) {
-                    return Err(format!("hz: {hz} is outside 1..10000"));
-                }
-                self.hz = hz;
+        let in_range = |v: u64, (lo, hi): (u64, u64)| {
+            if v < lo || v > hi {
+                Err(if lo == 1 && hi == u64::MAX {
+                    format!("{name} must be greater than zero")
+                } else {
+                    format!("{name}: {v} is outside {lo}..{hi}")
+                })
+            } else {
+                Ok(v)
             }
-            "hrtick" => self.hrtick = flag()?,
-            "context_switch_ns" => self.context_switch_ns = dur()?,
-            "migration_ns" => self.migration_ns = dur()?,
-            "syscall_ns" => self.syscall_ns = dur()?,
-            "copy_ns_per_kib" => self.copy_ns_per_kib = dur()?,
-            "jitter_pct" => {
-                let j = num()?;
-                if j > 100 {
-                    return Err(format!("jitter_pct: {j} is more than 100"));
-                }
-                self.jitter_pct = j;
+        };
+        match field {
+            Field::Duration(v, range) => *v = in_range(parse_duration(value)?, range)?,
+            Field::Number(v, range) => *v = in_range(num()?, range)?,
+            Field::Size(v) => {
+                *v = u32::try_from(in_range(num()?, (1, u64::MAX))?)
+                    .map_err(|_| format!("{name}: '{value}' is too large"))?
             }
-            "sched_latency_ns" => self.sched_latency_ns = positive(name, dur()?)?,
-            "sched_min_granularity_ns" => self.sched_min_granularity_ns = positive(name, dur()?)?,
-            "sched_wakeup_granularity_ns" => self.sched_wakeup_granularity_ns = dur()?,
-            "base_slice_ns" => self.base_slice_ns = positive(name, dur()?)?,
-            "migration_cost_ns" => self.migration_cost_ns = dur()?,
-            "balance_interval_ns" => self.balance_interval_ns = positive(name, dur()?)?,
-            "rr_timeslice_ns" => self.rr_timeslice_ns = positive(name, dur()?)?,
-            "timeshare_quantum_ns" => self.timeshare_quantum_ns = positive(name, dur()?)?,
-            "pipe_bytes" => self.pipe_bytes = positive(name, num()?)? as u32,
-            "socket_bytes" => self.socket_bytes = positive(name, num()?)? as u32,
-            "msgmnb" => self.msgmnb = positive(name, num()?)? as u32,
-            "start_debit" => self.start_debit = flag()?,
-            "gentle_fair_sleepers" => self.gentle_fair_sleepers = flag()?,
-            "wakeup_preemption" => self.wakeup_preemption = flag()?,
-            "place_lag" => self.place_lag = flag()?,
-            "place_deadline_initial" => self.place_deadline_initial = flag()?,
-            "run_to_parity" => self.run_to_parity = flag()?,
-            "preempt_short" => self.preempt_short = flag()?,
-            _ => {
-                let known: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
-                return Err(format!("unknown tunable '{name}'; known: {}", known.join(", ")));
+            Field::Flag(v) => {
+                *v = parse_flag(value).ok_or_else(|| format!("{name}: '{value}' is not 0/1/on/off"))?
             }
         }
         Ok(())
     }
 }
 
-fn positive(name: &str, v: u64) -> Result<u64, String> {
-    if v == 0 {
-        Err(format!("{name} must be greater than zero"))
-    } else {
-        Ok(v)
-    }
+/// A tunable's value, typed for display and JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum TunableValue {
+    /// A duration in nanoseconds.
+    Duration(Ns),
+    /// A plain number (hertz, bytes, percent).
+    Number(u64),
+    /// An on/off feature.
+    Flag(bool),
+}
+
+/// A tunable's field and the values it accepts (inclusive ranges).
+enum Field<'a> {
+    Duration(&'a mut Ns, (u64, u64)),
+    Number(&'a mut u64, (u64, u64)),
+    /// A buffer size in bytes, more than zero.
+    Size(&'a mut u32),
+    Flag(&'a mut bool),
 }
 
 fn parse_flag(s: &str) -> Option<bool> {
@@ -307,11 +348,22 @@ mod tests {
         assert!(t.set("base_slice_ns", "0").is_err());
         assert!(t.set("hz", "abc").is_err());
         assert!(t.set("sched_latency_ns", "5 weeks").is_err());
+        assert!(t.set("jitter_pct", "101").is_err());
+        assert!(t.set("pipe_bytes", "5000000000").is_err());
         let e = t.set("no_such", "1").unwrap_err();
         assert!(e.contains("base_slice_ns"), "{e}");
         for (name, _) in Tunables::NAMES {
             let v = if name.ends_with("_bytes") || *name == "msgmnb" || *name == "hz" { "100" } else { "1" };
             t.set(name, v).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let back = match t.get(name) {
+                Some(TunableValue::Duration(d)) => d,
+                Some(TunableValue::Number(n)) => n,
+                Some(TunableValue::Flag(f)) => u64::from(f),
+                None => panic!("{name} cannot be read"),
+            };
+            assert_eq!(back.to_string(), v, "{name}");
         }
+        assert_eq!(Tunables::defaults(4).get("base_slice_ns"), Some(TunableValue::Duration(2_100_000)));
+        assert_eq!(t.get("nope"), None);
     }
 }

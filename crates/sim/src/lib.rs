@@ -12,7 +12,7 @@ pub mod weights;
 mod workload;
 pub mod workloads;
 
-pub use config::{parse_duration, tunable_scale, FairFlavor, SimConfig, Tunables};
+pub use config::{parse_duration, tunable_scale, FairFlavor, SimConfig, TunableValue, Tunables};
 pub use program::{Fd, FlockOp, Op, Program, ProgramId, SignalTarget};
 pub use report::{Percentiles, Report, TaskReport};
 pub use workload::{End, FdTarget, ObjectId, ObjectSpec, Policy, TaskSpec, Workload};

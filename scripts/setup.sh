@@ -11,7 +11,7 @@ set -euo pipefail
 
 DEB_PACKAGES="build-essential pkg-config clang libelf-dev zlib1g-dev rt-tests rt-app"
 # The oldest Rust that builds the workspace (rust-version in Cargo.toml).
-RUST_MIN="1.87"
+RUST_MIN="1.89"
 
 say() { echo "setup: $*" >&2; }
 

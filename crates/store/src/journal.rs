@@ -1,0 +1,144 @@
+//! The journal of changes the daemon makes to processes. Every change is written here
+//! **before** it is applied, so that `schedlab restore`, or the next start after a crash,
+//! can put back the old value of everything not yet undone.
+
+use rusqlite::params;
+use schedlab_model::Pid;
+
+use crate::{Error, ProcessKey, Result, Store};
+
+/// The id of a journal entry, in the order the entries were written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct JournalId(pub i64);
+
+/// Which setting of a process a change touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Setting {
+    /// The CPU affinity mask.
+    Affinity,
+    /// The nice value.
+    Nice,
+    /// The scheduling policy and its priority.
+    Policy,
+    /// The EEVDF slice (`sched_attr.sched_runtime`).
+    Slice,
+    /// The cgroup the process belongs to.
+    Cgroup,
+}
+
+impl Setting {
+    /// Every setting, in the order of the enum.
+    pub const ALL: [Setting; 5] =
+        [Setting::Affinity, Setting::Nice, Setting::Policy, Setting::Slice, Setting::Cgroup];
+
+    /// The lowercase word stored in the `journal.what` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Setting::Affinity => "affinity",
+            Setting::Nice => "nice",
+            Setting::Policy => "policy",
+            Setting::Slice => "slice",
+            Setting::Cgroup => "cgroup",
+        }
+    }
+
+    /// The setting named by `word`, as [`Setting::as_str`] writes it.
+    pub fn from_word(word: &str) -> Option<Setting> {
+        Setting::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+}
+
+/// A change about to be made to a process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// When it was decided, in nanoseconds since the Unix epoch (wall-clock time, so that
+    /// it still means something after a reboot).
+    pub time_unix_ns: i64,
+    /// The process changed.
+    pub target: ProcessKey,
+    /// The setting changed.
+    pub what: Setting,
+    /// The value before the change, in the form the daemon writes back to undo it.
+    pub old_value: String,
+    /// The value set.
+    pub new_value: String,
+}
+
+/// A change as the journal holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JournalEntry {
+    /// The entry's id.
+    pub id: JournalId,
+    /// The change.
+    pub change: Change,
+    /// Whether the change was reported applied (false if the daemon stopped between
+    /// writing the entry and applying the change).
+    pub applied: bool,
+    /// Whether the old value was put back.
+    pub undone: bool,
+}
+
+impl Store {
+    /// Writes a change to the journal, before it is applied; returns the entry's id.
+    pub fn journal_insert(&self, c: &Change) -> Result<JournalId> {
+        self.conn
+            .execute(
+                "INSERT INTO journal (time_unix_ns, pid, start_time, what, old_value, new_value)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    c.time_unix_ns,
+                    c.target.pid.0,
+                    c.target.start_time,
+                    c.what.as_str(),
+                    c.old_value,
+                    c.new_value
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(JournalId(self.conn.last_insert_rowid()))
+    }
+
+    /// Records that the change of entry `id` was applied.
+    pub fn journal_mark_applied(&self, id: JournalId) -> Result<()> {
+        self.journal_set(id, "UPDATE journal SET applied = 1 WHERE id = ?1")
+    }
+
+    /// Records that the old value of entry `id` was put back.
+    pub fn journal_mark_undone(&self, id: JournalId) -> Result<()> {
+        self.journal_set(id, "UPDATE journal SET undone = 1 WHERE id = ?1")
+    }
+
+    /// The entries not yet undone, newest first: the order in which to undo them, so
+    /// that a setting changed twice ends at its original value. Entries not marked
+    /// applied are included, since the daemon may have stopped after applying the change
+    /// but before marking it; putting back an old value that was never changed is
+    /// harmless.
+    pub fn journal_pending(&self) -> Result<Vec<JournalEntry>> {
+        let sql = "SELECT id, time_unix_ns, pid, start_time, what, old_value, new_value, applied, undone
+                   FROM journal WHERE undone = 0 ORDER BY id DESC";
+        let rows = self.query(sql, [], |r| {
+            let key = ProcessKey { pid: Pid(r.get(2)?), start_time: r.get(3)? };
+            let change = (r.get(1)?, key, r.get::<_, String>(4)?, r.get(5)?, r.get(6)?);
+            Ok((JournalId(r.get(0)?), change, r.get(7)?, r.get(8)?))
+        })?;
+        rows.into_iter()
+            .map(|(id, (time_unix_ns, target, what, old_value, new_value), applied, undone)| {
+                let what = Setting::from_word(&what).ok_or_else(|| self.bad_value("journal.what", what))?;
+                Ok(JournalEntry {
+                    id,
+                    change: Change { time_unix_ns, target, what, old_value, new_value },
+                    applied,
+                    undone,
+                })
+            })
+            .collect()
+    }
+
+    /// Runs an update of one journal entry; an unknown id is an error.
+    fn journal_set(&self, id: JournalId, sql: &str) -> Result<()> {
+        match self.conn.execute(sql, [id.0]).map_err(|e| self.err(e))? {
+            0 => Err(Error::NoJournalEntry { path: self.path.clone(), id: id.0 }),
+            _ => Ok(()),
+        }
+    }
+}

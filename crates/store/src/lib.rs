@@ -1,0 +1,92 @@
+//! The schedlab store: one SQLite file holding observation windows (processes, syscall
+//! counts, CPU bursts, dependency edges), PFS knowledge per program, trained models, and
+//! the journal of every change the daemon makes to a process, so that it can be undone.
+//!
+//! One file, so that a user can copy, inspect (`sqlite3`) or delete everything schedlab
+//! knows at once; SQLite, so that the daemon and the CLI can share it safely. The schema
+//! is versioned ([`schema`]); a file from an older schedlab is migrated on open, one
+//! from a newer one is refused rather than damaged.
+
+#![warn(missing_docs)]
+
+mod error;
+mod journal;
+mod path;
+mod pfs;
+mod rows;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+pub use error::{Error, Result};
+pub use journal::{Change, JournalEntry, JournalId, Setting};
+pub use rows::{
+    Burst, DependencyEdge, DurationStats, Model, Process, ProcessKey, SyscallCount, Window, WindowId,
+};
+
+/// How long an operation waits for a lock held by another connection before it fails
+/// with [`Error::Locked`]: long enough for another command's short transaction, short
+/// enough that a stuck daemon is reported instead of hanging the CLI.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// An open store file.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// The file used when the caller gives no `--store PATH`: `/var/lib/schedlab/schedlab.db`
+    /// for root (the daemon's journal must be found by every later root command), else
+    /// `$XDG_DATA_HOME/schedlab/schedlab.db`, falling back to `~/.local/share/schedlab/schedlab.db`.
+    pub fn default_path() -> PathBuf {
+        path::default_path()
+    }
+
+    /// Opens the store at `path`, creating the file and its parent directories if they
+    /// do not exist, and migrates it to the latest schema version.
+    ///
+    /// An existing file that is not a store is reported ([`Error::Corrupt`]) and left
+    /// untouched; a file from a newer schedlab is refused ([`Error::TooNew`]).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|source| Error::CreateDir { path: dir.to_path_buf(), source })?;
+        }
+        let wrap = |e| Error::sqlite(path.clone(), BUSY_TIMEOUT.as_millis() as u64, e);
+        let mut conn = Connection::open(&path).map_err(wrap)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(wrap)?;
+        conn.pragma_update(None, "foreign_keys", true).map_err(wrap)?;
+        match schema::migrate(&mut conn).map_err(wrap)? {
+            schema::Outcome::Current => Ok(Store { conn, path }),
+            schema::Outcome::TooNew(found) => {
+                Err(Error::TooNew { path, found, supported: schema::LATEST_VERSION })
+            }
+        }
+    }
+
+    /// The file this store was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's schema version (always [`schema::LATEST_VERSION`] once open).
+    pub fn schema_version(&self) -> Result<u32> {
+        schema::version(&self.conn).map_err(|e| self.err(e))
+    }
+
+    /// Wraps a SQLite error on this store with the file's name.
+    fn err(&self, e: rusqlite::Error) -> Error {
+        Error::sqlite(self.path.clone(), BUSY_TIMEOUT.as_millis() as u64, e)
+    }
+
+    /// An error for a stored value this build cannot decode.
+    fn bad_value(&self, column: &'static str, value: impl Into<String>) -> Error {
+        Error::BadValue { path: self.path.clone(), column, value: value.into() }
+    }
+}

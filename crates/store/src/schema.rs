@@ -1,0 +1,136 @@
+//! The schema and its migrations: the file's version is SQLite's `PRAGMA user_version`,
+//! and migration `i` (counting from 1) takes a file from version `i - 1` to `i`.
+//!
+//! A migration is never edited once released; a change to the schema is a new migration
+//! appended to [`MIGRATIONS`].
+
+use rusqlite::{Connection, TransactionBehavior};
+
+/// The migrations, oldest first; the schema version of a file is how many were applied.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: observations. Processes are addressed by pid plus start time (field 22 of
+    // /proc/PID/stat, clock ticks since boot) because pids are reused; every row of a
+    // window is deleted with the window.
+    "
+    CREATE TABLE windows (
+        id          INTEGER PRIMARY KEY,
+        started_ns  INTEGER NOT NULL,
+        duration_ns INTEGER NOT NULL,
+        host        TEXT    NOT NULL,
+        kernel      TEXT    NOT NULL,
+        events      INTEGER NOT NULL,
+        lost_events INTEGER NOT NULL
+    );
+    CREATE TABLE processes (
+        window_id  INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+        pid        INTEGER NOT NULL,
+        start_time INTEGER NOT NULL,
+        comm       TEXT    NOT NULL,
+        exe        TEXT,
+        cmdline    TEXT    NOT NULL,
+        cgroup     TEXT    NOT NULL,
+        uid        INTEGER NOT NULL,
+        ppid       INTEGER NOT NULL,
+        PRIMARY KEY (window_id, pid, start_time)
+    );
+    CREATE TABLE syscall_counts (
+        window_id  INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+        pid        INTEGER NOT NULL,
+        start_time INTEGER NOT NULL,
+        nr         INTEGER NOT NULL,
+        count      INTEGER NOT NULL,
+        PRIMARY KEY (window_id, pid, start_time, nr)
+    );
+    CREATE TABLE bursts (
+        window_id     INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+        pid           INTEGER NOT NULL,
+        start_time    INTEGER NOT NULL,
+        run_count     INTEGER NOT NULL,
+        run_total_ns  INTEGER NOT NULL,
+        run_min_ns    INTEGER NOT NULL,
+        run_max_ns    INTEGER NOT NULL,
+        wait_count    INTEGER NOT NULL,
+        wait_total_ns INTEGER NOT NULL,
+        wait_min_ns   INTEGER NOT NULL,
+        wait_max_ns   INTEGER NOT NULL,
+        PRIMARY KEY (window_id, pid, start_time)
+    );
+    CREATE TABLE dependency_edges (
+        window_id           INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+        requester_pid       INTEGER NOT NULL,
+        requester_start     INTEGER NOT NULL,
+        provider_pid        INTEGER NOT NULL,
+        provider_start      INTEGER NOT NULL,
+        resource_kind       TEXT    NOT NULL,
+        resource            TEXT    NOT NULL,
+        confidence          INTEGER NOT NULL,
+        wakeups             INTEGER NOT NULL
+    );
+    CREATE INDEX dependency_edges_window ON dependency_edges (window_id);
+    ",
+    // 2: knowledge kept across windows, and the journal of changes made to processes.
+    "
+    CREATE TABLE pfs (
+        program TEXT PRIMARY KEY,
+        entries TEXT NOT NULL
+    );
+    CREATE TABLE models (
+        name            TEXT PRIMARY KEY,
+        kind            TEXT    NOT NULL,
+        created_unix_ns INTEGER NOT NULL,
+        blob            TEXT    NOT NULL
+    );
+    CREATE TABLE journal (
+        id           INTEGER PRIMARY KEY,
+        time_unix_ns INTEGER NOT NULL,
+        pid          INTEGER NOT NULL,
+        start_time   INTEGER NOT NULL,
+        what         TEXT    NOT NULL
+            CHECK (what IN ('affinity', 'nice', 'policy', 'slice', 'cgroup')),
+        old_value    TEXT    NOT NULL,
+        new_value    TEXT    NOT NULL,
+        applied      INTEGER NOT NULL DEFAULT 0,
+        undone       INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX journal_pending ON journal (undone, id);
+    ",
+];
+
+/// The schema version this build writes and reads: the number of migrations.
+pub const LATEST_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// What [`migrate`] found.
+pub(crate) enum Outcome {
+    /// The file is at [`LATEST_VERSION`] (possibly after migrations).
+    Current,
+    /// The file's version is newer than [`LATEST_VERSION`]; nothing was changed.
+    TooNew(u32),
+}
+
+/// The file's schema version.
+pub(crate) fn version(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// Brings the file up to [`LATEST_VERSION`], one migration per transaction, so that a
+/// crash or a failed migration leaves the file at the previous version. Each transaction
+/// takes the write lock first and reads the version again, so two processes opening an
+/// old file at once apply each migration only once.
+pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<Outcome> {
+    loop {
+        let found = version(conn)?;
+        if found > LATEST_VERSION {
+            return Ok(Outcome::TooNew(found));
+        }
+        if found == LATEST_VERSION {
+            return Ok(Outcome::Current);
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let v = version(&tx)?;
+        if v < LATEST_VERSION {
+            tx.execute_batch(MIGRATIONS[v as usize])?;
+            tx.pragma_update(None, "user_version", v + 1)?;
+        }
+        tx.commit()?;
+    }
+}

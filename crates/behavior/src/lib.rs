@@ -2,5 +2,6 @@
 //! daemon use the same code: PFS (paper 001) and, later, syscall profiles, classifiers
 //! and SWAP's dependency graph.
 
+pub mod learn;
 pub mod pfs;
 pub mod swap;

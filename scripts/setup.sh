@@ -7,9 +7,10 @@
 #   clang, libelf-dev, zlib1g-dev  building the live world's BPF programs (crates/live)
 #   rt-tests                       the real `hackbench`, to compare with the simulator
 #   rt-app                         runs the same rt-app JSON workloads on the real machine
+#   bpftrace                       the baseline scripts/observer-overhead.sh compares the observer with
 set -euo pipefail
 
-DEB_PACKAGES="build-essential pkg-config clang libelf-dev zlib1g-dev rt-tests rt-app"
+DEB_PACKAGES="build-essential pkg-config clang libelf-dev zlib1g-dev rt-tests rt-app bpftrace"
 # The oldest Rust that builds the workspace (rust-version in Cargo.toml).
 RUST_MIN="1.89"
 

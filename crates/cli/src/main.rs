@@ -4,6 +4,7 @@
 
 mod csv;
 mod human;
+mod observe;
 mod report;
 mod reproduce;
 mod simulate;
@@ -35,6 +36,7 @@ struct Opts {
 enum Command {
     Simulate(simulate::SimulateOpts),
     Reproduce(reproduce::ReproduceOpts),
+    Observe(observe::ObserveOpts),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
     let result = match opts.command {
         Command::Simulate(o) => simulate::run(&o),
         Command::Reproduce(o) => reproduce::run(&o),
+        Command::Observe(o) => observe::run(&o),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,104 @@
+//! The dependencies SWAP finds in an event stream, kept after the fact: SWAP's own
+//! table forgets a request when the call returns, so a report of what was observed
+//! records each (requester, provider, resource) edge when the provider wakes the
+//! requester.
+
+use std::collections::HashMap;
+
+use schedlab_behavior::swap::{SwapDetector, SwapParams};
+use schedlab_model::{Event, EventKind, EventSink, Pid, Resource};
+use serde::Serialize;
+
+/// One dependency: `requester` blocked on `resource` and `provider` woke it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Dependency {
+    pub requester: Pid,
+    pub provider: Pid,
+    /// The object the requester requested (the provider's side of a pipe, the peer
+    /// endpoint of a socket, …).
+    pub resource: Resource,
+    /// The provider's confidence on that object after its latest wakeup of the requester.
+    pub confidence: u32,
+    /// How many times the provider woke the requester while it was blocked on it.
+    pub wakeups: u64,
+}
+
+/// A [`SwapDetector`] that also remembers every confirmed dependency edge.
+pub struct DependencyRecorder {
+    detector: SwapDetector,
+    edges: HashMap<(Pid, Pid, Resource), Dependency>,
+}
+
+impl std::fmt::Debug for DependencyRecorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DependencyRecorder").field("edges", &self.edges.len()).finish_non_exhaustive()
+    }
+}
+
+impl DependencyRecorder {
+    /// With SWAP's default parameters; socket peers are unknown (a live socket
+    /// endpoint's peer is not resolved yet), so sockets give no dependencies.
+    pub fn new() -> Self {
+        Self::with_detector(SwapDetector::with_socket_peer(SwapParams::default(), |_| None))
+    }
+
+    /// Around a given detector.
+    pub fn with_detector(detector: SwapDetector) -> Self {
+        DependencyRecorder { detector, edges: HashMap::new() }
+    }
+
+    /// The detector.
+    pub fn detector(&self) -> &SwapDetector {
+        &self.detector
+    }
+
+    /// The edges found, most wakeups first.
+    pub fn dependencies(&self) -> Vec<Dependency> {
+        let mut v: Vec<Dependency> = self.edges.values().copied().collect();
+        v.sort_by(|a, b| {
+            (b.wakeups, b.confidence, a.requester, a.provider).cmp(&(
+                a.wakeups,
+                a.confidence,
+                b.requester,
+                b.provider,
+            ))
+        });
+        v
+    }
+}
+
+impl Default for DependencyRecorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventSink for DependencyRecorder {
+    fn event(&mut self, event: &Event) {
+        let links = match event.kind {
+            EventKind::Wakeup { waker, wakee, .. } if waker != wakee && self.detector.is_blocked(wakee) => {
+                let mut resources: Vec<Resource> = Vec::new();
+                for r in self.detector.requests(wakee) {
+                    if self.detector.object(r).and_then(|o| o.provider(waker)).is_some() {
+                        resources.push(*r);
+                    }
+                }
+                resources.into_iter().map(|r| (wakee, waker, r)).collect()
+            }
+            _ => Vec::new(),
+        };
+        self.detector.observe(event);
+        for (requester, provider, resource) in links {
+            let confidence = self.detector.confidence(&resource, provider).map_or(0, |c| c.value());
+            let e = self.edges.entry((requester, provider, resource)).or_insert(Dependency {
+                requester,
+                provider,
+                resource,
+                confidence,
+                wakeups: 0,
+            });
+            e.confidence = confidence;
+            e.wakeups += 1;
+        }
+    }
+}

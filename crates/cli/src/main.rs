@@ -4,6 +4,7 @@
 
 mod csv;
 mod human;
+mod learn;
 mod observe;
 mod report;
 mod reproduce;
@@ -37,6 +38,7 @@ enum Command {
     Simulate(simulate::SimulateOpts),
     Reproduce(reproduce::ReproduceOpts),
     Observe(observe::ObserveOpts),
+    Learn(learn::LearnOpts),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
         Command::Simulate(o) => simulate::run(&o),
         Command::Reproduce(o) => reproduce::run(&o),
         Command::Observe(o) => observe::run(&o),
+        Command::Learn(o) => learn::run(&o),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

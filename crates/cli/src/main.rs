@@ -2,6 +2,7 @@
 //! live machine. This file holds the top-level options and the dispatch; each
 //! subcommand lives in the module named after it.
 
+mod classify;
 mod csv;
 mod human;
 mod learn;
@@ -39,6 +40,7 @@ enum Command {
     Reproduce(reproduce::ReproduceOpts),
     Observe(observe::ObserveOpts),
     Learn(learn::LearnOpts),
+    Classify(classify::ClassifyOpts),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
         Command::Reproduce(o) => reproduce::run(&o),
         Command::Observe(o) => observe::run(&o),
         Command::Learn(o) => learn::run(&o),
+        Command::Classify(o) => classify::run(&o),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,10 +5,16 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use anyhow::Result;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
 use clap::Args;
+use schedlab_behavior::learn::{long_to_arff, Dataset, FeatureVector, LongRecord, ProcessProfile};
 use schedlab_live::dependencies::{Dependency, DependencyRecorder};
 use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState, Resource};
+use schedlab_store::{
+    Burst, DependencyEdge, DurationStats, Process, ProcessKey, Store, SyscallCount, Window,
+};
 use serde::Serialize;
 
 use crate::human::{count, duration};
@@ -51,9 +57,24 @@ pub struct ObserveOpts {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write each process's profile to FILE as ARFF (Weka's format), for
+    /// `schedlab learn`: one row per process (`wide`: a `process` column, then the
+    /// features) or the thesis's rows of (syscall, process, count) (`long`).
+    #[arg(long, value_name = "FILE")]
+    pub arff: Option<PathBuf>,
+    /// The shape of the ARFF file.
+    #[arg(long, value_name = "FORMAT", default_value = "wide", value_parser = ["wide", "long"])]
+    pub arff_format: String,
+    /// Keep the window in this SQLite store [default: /var/lib/schedlab/schedlab.db as
+    /// root, else the XDG data directory].
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Do not keep the window in the store.
+    #[arg(long, conflicts_with = "store")]
+    pub no_store: bool,
 }
 
-fn duration_parser(s: &str) -> Result<Ns, String> {
+pub(crate) fn duration_parser(s: &str) -> Result<Ns, String> {
     match schedlab_sim::parse_duration(s)? {
         0 => Err("the duration must be positive".to_string()),
         d => Ok(d),
@@ -64,6 +85,8 @@ fn duration_parser(s: &str) -> Result<Ns, String> {
 #[derive(Clone, Debug, Default)]
 struct ThreadStats {
     on_cpu_since: Option<Ns>,
+    blocked_since: Option<Ns>,
+    sleep: Ns,
     runtime: Ns,
     burst: Ns,
     nvcsw: u64,
@@ -81,6 +104,12 @@ struct SwitchStats {
 impl EventSink for SwitchStats {
     fn event(&mut self, e: &Event) {
         self.events += 1;
+        if let EventKind::Wakeup { wakee, .. } = e.kind {
+            if let Some(since) = self.threads.get_mut(&wakee).and_then(|t| t.blocked_since.take()) {
+                self.threads.entry(wakee).or_default().sleep += e.time.saturating_sub(since);
+            }
+            return;
+        }
         let EventKind::Switch { prev, prev_state, next, .. } = e.kind else { return };
         if prev != Pid::IDLE {
             let t = self.threads.entry(prev).or_default();
@@ -93,6 +122,7 @@ impl EventSink for SwitchStats {
                     PrevState::Blocked | PrevState::Dead => {
                         if prev_state == PrevState::Blocked {
                             t.nvcsw += 1;
+                            t.blocked_since = Some(e.time);
                         }
                         t.bursts.push(std::mem::take(&mut t.burst));
                     }
@@ -122,18 +152,39 @@ struct Bursts {
 }
 
 #[derive(Debug, Serialize)]
-struct ProcessReport {
-    pid: u32,
-    comm: String,
+pub(crate) struct ProcessReport {
+    pub(crate) pid: u32,
+    pub(crate) comm: String,
     exe: String,
     syscalls: serde_json::Map<String, serde_json::Value>,
     /// The calls, most frequent first.
     #[serde(skip)]
     ranked: Vec<(String, u64)>,
     runtime_ns: Ns,
+    /// Time blocked (from blocking to the wake-up).
+    sleep_ns: Ns,
     nvcsw: u64,
     nivcsw: u64,
     bursts: Bursts,
+    /// Every run burst, shortest first.
+    #[serde(skip)]
+    all_bursts: Vec<Ns>,
+}
+
+impl ProcessReport {
+    /// The process as the learning code sees it.
+    pub(crate) fn profile(&self, window_ns: Ns) -> ProcessProfile {
+        ProcessProfile {
+            name: self.comm.clone(),
+            window_secs: window_ns as f64 / 1e9,
+            syscalls: self.ranked.iter().cloned().collect(),
+            voluntary_switches: self.nvcsw,
+            involuntary_switches: self.nivcsw,
+            run_bursts_ns: self.all_bursts.clone(),
+            runtime_ns: self.runtime_ns,
+            sleep_ns: self.sleep_ns,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -147,6 +198,8 @@ struct ResourceRef {
     kind: &'static str,
     id: u64,
     name: String,
+    #[serde(skip)]
+    resource: Resource,
 }
 
 #[derive(Debug, Serialize)]
@@ -159,11 +212,11 @@ struct DependencyReport {
 }
 
 #[derive(Debug, Serialize)]
-struct Report {
-    duration_ns: Ns,
+pub(crate) struct Report {
+    pub(crate) duration_ns: Ns,
     events: u64,
     lost_events: u64,
-    processes: Vec<ProcessReport>,
+    pub(crate) processes: Vec<ProcessReport>,
     dependencies: Vec<DependencyReport>,
 }
 
@@ -176,7 +229,7 @@ fn resource_ref(r: &Resource) -> ResourceRef {
         Resource::SysvMsg { id } | Resource::SysvSem { id, .. } => id as u64,
         Resource::Signal { pid } => u64::from(pid),
     };
-    ResourceRef { kind: r.kind(), id, name: r.to_string() }
+    ResourceRef { kind: r.kind(), id, name: r.to_string(), resource: *r }
 }
 
 fn proc_comm(pid: u32) -> Option<String> {
@@ -197,8 +250,144 @@ fn percentile(sorted: &[Ns], p: f64) -> Ns {
 }
 
 /// Runs `schedlab observe`.
-#[cfg(target_os = "linux")]
 pub fn run(opts: &ObserveOpts) -> Result<()> {
+    let report = observe_window(opts.duration, &opts.pids)?;
+    if let Some(path) = &opts.arff {
+        let arff = if opts.arff_format == "long" {
+            let records: Vec<LongRecord> = report
+                .processes
+                .iter()
+                .flat_map(|p| {
+                    p.ranked.iter().map(|(call, n)| LongRecord {
+                        syscall: call.clone(),
+                        process: p.comm.clone(),
+                        count: *n as f64,
+                        class: None,
+                    })
+                })
+                .collect();
+            long_to_arff("schedlab-observe", &records)
+        } else {
+            let rows: Vec<(String, FeatureVector, Option<String>)> = report
+                .processes
+                .iter()
+                .map(|p| (p.comm.clone(), p.profile(report.duration_ns).features(), None))
+                .collect();
+            Dataset::from_vectors("schedlab-observe", &rows).to_arff()
+        };
+        std::fs::write(path, arff.write()).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if !opts.no_store {
+        let path = opts.store.clone().unwrap_or_else(Store::default_path);
+        keep(&Store::open(&path)?, &report)
+            .with_context(|| format!("cannot keep the window in {}", path.display()))?;
+    }
+    let mut out = io::stdout().lock();
+    if opts.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        write_human(&mut out, &report, opts.top)?;
+    }
+    Ok(())
+}
+
+/// What `/proc` says of a process that the store keeps: start time (to tell a reused
+/// pid apart), parent, uid, command line and cgroup; defaults for one already gone.
+fn proc_key_and_info(pid: u32) -> (u64, u32, u32, Vec<String>, String) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesized comm: state is field 3, ppid 4, starttime 22.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ppid = fields.get(1).and_then(|f| f.parse().ok()).unwrap_or(0);
+    let start = fields.get(19).and_then(|f| f.parse().ok()).unwrap_or(0);
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|u| u.parse().ok())
+        .unwrap_or(0);
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into())
+                .collect()
+        })
+        .unwrap_or_default();
+    let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        .ok()
+        .and_then(|c| c.lines().last().map(str::to_string))
+        .unwrap_or_default();
+    (start, ppid, uid, cmdline, cgroup)
+}
+
+/// Keeps a window in the store: the window, its processes, their syscall counts and
+/// bursts, and the dependency edges.
+fn keep(store: &Store, r: &Report) -> Result<()> {
+    let started_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as Ns)
+        .saturating_sub(r.duration_ns);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
+    let window = store.insert_window(&Window {
+        started_ns,
+        duration_ns: r.duration_ns,
+        host,
+        kernel,
+        events: r.events,
+        lost_events: r.lost_events,
+    })?;
+    let mut keys = HashMap::new();
+    for p in &r.processes {
+        let (start_time, ppid, uid, cmdline, cgroup) = proc_key_and_info(p.pid);
+        let key = ProcessKey { pid: Pid(p.pid), start_time };
+        keys.insert(p.pid, key);
+        let exe = (!p.exe.is_empty()).then(|| p.exe.clone());
+        store.insert_process(&Process {
+            window,
+            key,
+            comm: p.comm.clone(),
+            exe,
+            cmdline,
+            cgroup,
+            uid,
+            ppid: Pid(ppid),
+        })?;
+        for (call, n) in &p.ranked {
+            if let Some(nr) = schedlab_model::syscall_nr(call) {
+                store.insert_syscall_count(&SyscallCount { window, key, nr, count: *n })?;
+            }
+        }
+        let stats = |v: &[Ns]| DurationStats {
+            count: v.len() as u64,
+            total_ns: v.iter().sum(),
+            min_ns: v.iter().copied().min().unwrap_or(0),
+            max_ns: v.iter().copied().max().unwrap_or(0),
+        };
+        let wait = DurationStats { count: p.nvcsw, total_ns: p.sleep_ns, min_ns: 0, max_ns: 0 };
+        store.insert_burst(&Burst { window, key, run: stats(&p.all_bursts), wait })?;
+    }
+    let key_of = |pid: u32| keys.get(&pid).copied().unwrap_or(ProcessKey { pid: Pid(pid), start_time: 0 });
+    for d in &r.dependencies {
+        store.insert_dependency_edge(&DependencyEdge {
+            window,
+            requester: key_of(d.requester.pid),
+            provider: key_of(d.provider.pid),
+            resource: d.resource.resource,
+            confidence: d.confidence,
+            wakeups: d.wakeups,
+        })?;
+    }
+    Ok(())
+}
+
+/// Observes the machine for `window_ns` and aggregates what happened per process
+/// (restricted to `pids` when not empty).
+#[cfg(target_os = "linux")]
+pub(crate) fn observe_window(window_ns: Ns, pids: &[u32]) -> Result<Report> {
     use std::time::{Duration, Instant};
 
     use anyhow::Context;
@@ -210,7 +399,7 @@ pub fn run(opts: &ObserveOpts) -> Result<()> {
     let mut stats = SwitchStats::default();
     let mut deps = DependencyRecorder::new();
 
-    let window = Duration::from_nanos(opts.duration);
+    let window = Duration::from_nanos(window_ns);
     let bar = ProgressBar::new(window.as_millis() as u64);
     bar.set_style(
         ProgressStyle::with_template("observing {bar:30} {elapsed}/{duration} {msg}")
@@ -246,11 +435,12 @@ pub fn run(opts: &ObserveOpts) -> Result<()> {
             .or_else(|| proc_comm(pid))
             .unwrap_or_default()
     };
-    let wanted = |tgid: u32| opts.pids.is_empty() || opts.pids.contains(&tgid);
+    let wanted = |tgid: u32| pids.is_empty() || pids.contains(&tgid);
 
     #[derive(Default)]
     struct Acc {
         runtime: Ns,
+        sleep: Ns,
         nvcsw: u64,
         nivcsw: u64,
         bursts: Vec<Ns>,
@@ -264,6 +454,7 @@ pub fn run(opts: &ObserveOpts) -> Result<()> {
         }
         let a = procs.entry(tgid).or_default();
         a.runtime += t.runtime;
+        a.sleep += t.sleep;
         a.nvcsw += t.nvcsw;
         a.nivcsw += t.nivcsw;
         a.bursts.extend_from_slice(&t.bursts);
@@ -305,9 +496,11 @@ pub fn run(opts: &ObserveOpts) -> Result<()> {
                 syscalls,
                 ranked,
                 runtime_ns: a.runtime,
+                sleep_ns: a.sleep,
                 nvcsw: a.nvcsw,
                 nivcsw: a.nivcsw,
                 bursts: Bursts { count: a.bursts.len(), mean_ns: mean, p90_ns: percentile(&a.bursts, 0.9) },
+                all_bursts: a.bursts,
             }
         })
         .collect();
@@ -325,22 +518,12 @@ pub fn run(opts: &ObserveOpts) -> Result<()> {
             wakeups: d.wakeups,
         })
         .collect();
-    let report = Report { duration_ns, events: observer.events(), lost_events, processes, dependencies };
-    drop(observer);
-
-    let mut out = io::stdout().lock();
-    if opts.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
-    } else {
-        write_human(&mut out, &report, opts.top)?;
-    }
-    Ok(())
+    Ok(Report { duration_ns, events: observer.events(), lost_events, processes, dependencies })
 }
 
-/// Runs `schedlab observe` (Linux only).
+/// Observing needs Linux (eBPF tracepoints).
 #[cfg(not(target_os = "linux"))]
-pub fn run(_opts: &ObserveOpts) -> Result<()> {
+pub(crate) fn observe_window(_window_ns: Ns, _pids: &[u32]) -> Result<Report> {
     anyhow::bail!("schedlab observe needs Linux (eBPF tracepoints)")
 }
 
@@ -419,6 +602,60 @@ mod tests {
 
     fn switch(time: Ns, prev: u32, prev_state: PrevState, next: u32) -> Event {
         Event { time, kind: EventKind::Switch { cpu: 0, prev: Pid(prev), prev_state, next: Pid(next) } }
+    }
+
+    #[test]
+    fn sleep_runs_from_the_block_to_the_wakeup() {
+        let mut s = SwitchStats::default();
+        s.event(&switch(0, 0, PrevState::Runnable, 5));
+        s.event(&switch(10, 5, PrevState::Blocked, 0));
+        s.event(&Event { time: 70, kind: EventKind::Wakeup { waker: Pid(6), wakee: Pid(5), cpu: 0 } });
+        s.event(&switch(75, 0, PrevState::Runnable, 5));
+        let t = &s.threads[&Pid(5)];
+        assert_eq!((t.runtime, t.sleep, t.nvcsw), (10, 60, 1));
+    }
+
+    #[test]
+    fn a_window_is_kept_in_the_store() {
+        let path = std::env::temp_dir().join(format!("schedlab-observe-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let me = std::process::id();
+        let report = Report {
+            duration_ns: 1_000_000_000,
+            events: 7,
+            lost_events: 0,
+            processes: vec![ProcessReport {
+                pid: me,
+                comm: "test".into(),
+                exe: String::new(),
+                syscalls: serde_json::Map::new(),
+                ranked: vec![("read".into(), 5), ("write".into(), 2)],
+                runtime_ns: 30,
+                sleep_ns: 60,
+                nvcsw: 2,
+                nivcsw: 0,
+                bursts: Bursts { count: 2, mean_ns: 15, p90_ns: 20 },
+                all_bursts: vec![10, 20],
+            }],
+            dependencies: vec![DependencyReport {
+                requester: TaskRef { pid: me, comm: "test".into() },
+                provider: TaskRef { pid: 1, comm: "init".into() },
+                resource: resource_ref(&Resource::Pipe { inode: 9, write: false }),
+                confidence: 21,
+                wakeups: 1,
+            }],
+        };
+        let store = Store::open(&path).unwrap();
+        keep(&store, &report).unwrap();
+        let (w, window) = store.windows().unwrap().pop().unwrap();
+        assert_eq!((window.events, window.duration_ns), (7, 1_000_000_000));
+        let procs = store.processes(w).unwrap();
+        assert_eq!(procs[0].comm, "test");
+        assert!(procs[0].key.start_time > 0, "the start time comes from /proc");
+        assert_eq!(store.syscall_counts(w).unwrap().len(), 2);
+        assert_eq!(store.bursts(w).unwrap()[0].run.total_ns, 30);
+        assert_eq!(store.dependency_edges(w).unwrap()[0].confidence, 21);
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

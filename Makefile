@@ -49,3 +49,8 @@ fmt:
 ## lint: clippy on everything, warnings as errors
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## profiles: regenerate the default model's data set (real programs on this machine, as root) and retrain it
+.PHONY: profiles
+profiles: build
+	scripts/collect-profiles.sh

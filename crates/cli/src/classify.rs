@@ -20,15 +20,16 @@ use crate::table::{Align, Table};
 /// Needs root (eBPF). Models come from `schedlab learn train --out` and
 /// `schedlab learn cluster --out`.
 #[derive(Debug, Args)]
-#[command(after_long_help = "Examples:\n  sudo schedlab classify --model data/model.json\n  \
+#[command(after_long_help = "Examples:\n  sudo schedlab classify\n  \
     sudo schedlab classify --duration 30s --model model.json --clusters gmm.json --json")]
 pub struct ClassifyOpts {
     /// How long to observe.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::observe::duration_parser)]
     duration: Ns,
-    /// The classifier (JSON from `schedlab learn train --out`).
-    #[arg(long, value_name = "FILE", default_value = "data/model.json")]
-    model: PathBuf,
+    /// The classifier (JSON from `schedlab learn train --out`) [default: the model
+    /// shipped with schedlab, data/model.json, built in].
+    #[arg(long, value_name = "FILE")]
+    model: Option<PathBuf>,
     /// A clusterer (JSON from `schedlab learn cluster --out`) to assign clusters too.
     #[arg(long, value_name = "FILE")]
     clusters: Option<PathBuf>,
@@ -39,6 +40,9 @@ pub struct ClassifyOpts {
     #[arg(long)]
     json: bool,
 }
+
+/// The default model, trained on data/profiles.arff (see the README's "Default model").
+const DEFAULT_MODEL: &str = include_str!("../../../data/model.json");
 
 /// One classified process.
 #[derive(Debug, Serialize)]
@@ -54,9 +58,11 @@ struct Classified {
 pub fn run(opts: &ClassifyOpts) -> Result<()> {
     let read =
         |p: &PathBuf| std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()));
-    let model = Classifier::from_json(&read(&opts.model)?).with_context(|| {
-        format!("{} is not a classifier from `schedlab learn train`", opts.model.display())
-    })?;
+    let model = match &opts.model {
+        Some(p) => Classifier::from_json(&read(p)?)
+            .with_context(|| format!("{} is not a classifier from `schedlab learn train`", p.display()))?,
+        None => Classifier::from_json(DEFAULT_MODEL).expect("the shipped model is valid (a test checks it)"),
+    };
     let clusters =
         match &opts.clusters {
             Some(p) => Some(Clusterer::from_json(&read(p)?).with_context(|| {
@@ -115,4 +121,15 @@ pub fn run(opts: &ClassifyOpts) -> Result<()> {
     }
     t.write(&mut out)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_model_loads_and_knows_both_classes() {
+        let m = Classifier::from_json(DEFAULT_MODEL).unwrap();
+        assert_eq!(m.classes(), ["BACKGROUND", "INTERACTIVE"]);
+    }
 }

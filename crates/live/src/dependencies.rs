@@ -36,10 +36,21 @@ impl std::fmt::Debug for DependencyRecorder {
 }
 
 impl DependencyRecorder {
-    /// With SWAP's default parameters; socket peers are unknown (a live socket
-    /// endpoint's peer is not resolved yet), so sockets give no dependencies.
+    /// With SWAP's default parameters. On Linux the peer of a UNIX socket endpoint comes
+    /// from the kernel ([`crate::socket_peers::UnixPeers`]); other sockets' peers (and,
+    /// elsewhere, all) are unknown, so they give no dependencies.
     pub fn new() -> Self {
-        Self::with_detector(SwapDetector::with_socket_peer(SwapParams::default(), |_| None))
+        #[cfg(target_os = "linux")]
+        {
+            let peers = crate::socket_peers::UnixPeers::default();
+            Self::with_detector(SwapDetector::with_socket_peer(SwapParams::default(), move |inode| {
+                peers.peer(inode)
+            }))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Self::with_detector(SwapDetector::with_socket_peer(SwapParams::default(), |_| None))
+        }
     }
 
     /// Around a given detector.

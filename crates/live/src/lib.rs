@@ -1,7 +1,10 @@
-//! The live world on Linux: the eBPF observer ([`observer`], Linux only) and the
-//! dependencies SWAP finds in its events ([`dependencies`]); actuator, journal and
-//! daemon are filled by later issues.
+//! The live world on Linux: the eBPF observer ([`observer`], Linux only), the
+//! dependencies SWAP finds in its events ([`dependencies`]) and the peers of UNIX
+//! sockets they need ([`socket_peers`], Linux only); actuator, journal and daemon are
+//! filled by later issues.
 
 pub mod dependencies;
 #[cfg(target_os = "linux")]
 pub mod observer;
+#[cfg(target_os = "linux")]
+pub mod socket_peers;

@@ -8,7 +8,8 @@
 //!   reader only past 256 KiB of unread data; [`Observer::poll`] drains it (call it on a
 //!   timer, waiting up to 100 ms). Records lost to a full buffer are counted
 //!   ([`Observer::lost_events`]).
-//! - The observer's own thread group is not traced.
+//! - The observer's own thread group is not traced, except for its context switches:
+//!   the switch away from an observer thread is also the switch to the next task.
 //! - The enter of a call SWAP looks at is sent once per (thread, call, object) every
 //!   10 ms at most (`close`, `flock`, `kill` always): provider lists need to know who
 //!   uses an object, not every use, and hackbench-like loads would flood the buffer.

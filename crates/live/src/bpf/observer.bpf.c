@@ -116,7 +116,8 @@ struct count_key {
 	u32 nr;
 };
 
-/* The observer's own thread group: its events are not recorded (it would trace itself). */
+/* The observer's own thread group: its events are not recorded (it would trace itself),
+ * except its switches (see on_sched_switch). */
 const volatile u32 self_tgid = 0;
 /* Emit REC_ENTER for the calls SWAP's resource model looks at. */
 const volatile u8 emit_enter = 1;
@@ -278,10 +279,10 @@ int on_sys_enter(struct tp_sys_enter *ctx)
 SEC("tracepoint/sched/sched_switch")
 int on_sched_switch(struct tp_sched_switch *ctx)
 {
-	u32 self = self_tgid;
+	/* Not filtered on the observer's own thread group: dropping its switches out
+	 * would also drop the switch in of the task after it, which would then seem never
+	 * to run. The reader blocks once per drain, so these records are few. */
 	u32 tgid = bpf_get_current_pid_tgid() >> 32; /* prev runs this tracepoint */
-	if (tgid == self)
-		return 0;
 	struct rec *r = reserve(REC_SWITCH);
 	if (!r)
 		return 0;

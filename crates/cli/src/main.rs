@@ -3,6 +3,7 @@
 //! subcommand lives in the module named after it.
 
 mod classify;
+mod config;
 mod csv;
 mod human;
 mod learn;
@@ -41,6 +42,7 @@ enum Command {
     Observe(observe::ObserveOpts),
     Learn(learn::LearnOpts),
     Classify(classify::ClassifyOpts),
+    Config(config::ConfigOpts),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         Command::Observe(o) => observe::run(&o),
         Command::Learn(o) => learn::run(&o),
         Command::Classify(o) => classify::run(&o),
+        Command::Config(o) => config::run(&o),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,6 +3,7 @@
 //! sockets they need ([`socket_peers`], Linux only); actuator, journal and daemon are
 //! filled by later issues.
 
+pub mod config;
 pub mod dependencies;
 #[cfg(target_os = "linux")]
 pub mod observer;

@@ -1,0 +1,354 @@
+//! The daemon's configuration: rules that give processes a class, and per class a CPU
+//! plan, a nice value and a policy. TOML; every error names the file, the line and
+//! column, and what is wrong, and nothing is applied from a bad file.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The built-in configuration, printed by `schedlab config --default`.
+pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab config --default`).
+#
+# Rules give a process a class; the first rule that matches wins. A rule's `match`
+# may test comm, exe, cmdline, cgroup (globs with * and ?), uid and parent (the
+# parent's comm, a glob). Processes no rule matches get their class from the learned
+# model (INTERACTIVE or BACKGROUND, mapped to the classes below by name, lowercased).
+#
+# A class says where and how its processes run:
+#   cpus     = "0-1,3"  CPU list as `taskset -c` takes it (default: all CPUs)
+#   plan     = "fair-share" (each CPU gets an equal share of the class, the thesis's
+#              Table 4-7), "weighted" (shares by `weight`) or "isolate" (the class
+#              alone on `cpus`)
+#   weight   = 1        for plan = "weighted"
+#   cpuset   = false    confine with a cpuset cgroup instead of sched_setaffinity
+#   nice     = 0        -20..19
+#   policy   = "other"  other, batch, idle, fifo or rr (fifo/rr need rt_priority and
+#              are bounded by rt_max_ms of CPU per second)
+#   rt_priority = 1..99, rt_max_ms = 1..950
+
+[[rule]]
+match = { comm = "kworker*" }
+class = "kernel"
+
+[class.kernel]
+# kernel threads are left alone unless a rule names them: this class changes nothing.
+manage = false
+
+[class.interactive]
+plan = "fair-share"
+nice = 0
+
+[class.background]
+plan = "fair-share"
+nice = 5
+policy = "batch"
+"#;
+
+/// What a rule matches on; every given key must match.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Match {
+    pub comm: Option<String>,
+    pub exe: Option<String>,
+    pub cmdline: Option<String>,
+    pub cgroup: Option<String>,
+    pub uid: Option<u32>,
+    pub parent: Option<String>,
+}
+
+/// A rule: processes it matches get `class`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    #[serde(rename = "match")]
+    matches: Match,
+    class: Spanned<String>,
+}
+
+/// A class as written in the file.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClass {
+    cpus: Option<Spanned<String>>,
+    plan: Option<Spanned<String>>,
+    weight: Option<Spanned<u32>>,
+    cpuset: Option<bool>,
+    nice: Option<Spanned<i64>>,
+    policy: Option<Spanned<String>>,
+    rt_priority: Option<Spanned<i64>>,
+    rt_max_ms: Option<Spanned<i64>>,
+    manage: Option<bool>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default, rename = "rule")]
+    rules: Vec<RawRule>,
+    #[serde(default, rename = "class")]
+    classes: BTreeMap<String, RawClass>,
+}
+
+/// How a class is spread over its CPUs (paper 000's distribution).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    FairShare,
+    Weighted(u32),
+    Isolate,
+}
+
+/// A scheduling policy a class may ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassPolicy {
+    Other,
+    Batch,
+    Idle,
+    Fifo { priority: u8, max_ms_per_s: u32 },
+    Rr { priority: u8, max_ms_per_s: u32 },
+}
+
+/// A class, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Class {
+    pub name: String,
+    /// The CPUs, `None` for all.
+    pub cpus: Option<Vec<u32>>,
+    pub plan: Plan,
+    pub cpuset: bool,
+    pub nice: Option<i8>,
+    pub policy: Option<ClassPolicy>,
+    /// False for a class whose processes are left alone.
+    pub manage: bool,
+}
+
+/// A rule, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub matches: Match,
+    pub class: String,
+}
+
+/// A checked configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub rules: Vec<Rule>,
+    pub classes: BTreeMap<String, Class>,
+}
+
+/// What is wrong with a configuration, and where.
+#[derive(Debug, thiserror::Error)]
+pub struct ConfigError {
+    pub file: String,
+    /// 1-based line and column, when the problem has a place.
+    pub at: Option<(usize, usize)>,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at {
+            Some((line, col)) => write!(f, "{}:{line}:{col}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// Parses a CPU list as `taskset -c` takes it: `0-3,5,7-8`.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
+    let mut cpus = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let bad = || format!("'{part}' in CPU list '{s}' is not a CPU number or range like 0-3");
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => {
+                (a.trim().parse::<u32>().map_err(|_| bad())?, b.trim().parse::<u32>().map_err(|_| bad())?)
+            }
+            None => {
+                let n = part.parse::<u32>().map_err(|_| bad())?;
+                (n, n)
+            }
+        };
+        if lo > hi {
+            return Err(format!("range '{part}' in CPU list '{s}' runs backwards"));
+        }
+        cpus.extend(lo..=hi);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// Line and column (1-based) of a byte offset.
+fn position(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+impl Config {
+    /// Reads and checks `path`.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: file.clone(),
+            at: None,
+            message: format!("cannot read it: {e}"),
+        })?;
+        Config::parse(&text, &file)
+    }
+
+    /// The built-in configuration.
+    pub fn builtin() -> Config {
+        Config::parse(DEFAULT, "<built-in>").expect("the built-in configuration is valid (a test checks it)")
+    }
+
+    /// Parses and checks `text` (named `file` in errors).
+    pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        let err = |span: Option<Range<usize>>, message: String| ConfigError {
+            file: file.to_string(),
+            at: span.map(|s| position(text, s.start)),
+            message,
+        };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| err(e.span(), e.message().to_string()))?;
+        let mut classes = BTreeMap::new();
+        for (name, c) in &raw.classes {
+            let cpus = match &c.cpus {
+                Some(s) => Some(parse_cpu_list(s.get_ref()).map_err(|m| err(Some(s.span()), m))?),
+                None => None,
+            };
+            let plan = match c.plan.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
+                None | Some(("fair-share", _)) => Plan::FairShare,
+                Some(("weighted", _)) => Plan::Weighted(c.weight.as_ref().map_or(1, |w| *w.get_ref()).max(1)),
+                Some(("isolate", _)) => Plan::Isolate,
+                Some((other, span)) => {
+                    return Err(err(
+                        Some(span),
+                        format!("plan '{other}': use fair-share, weighted or isolate"),
+                    ))
+                }
+            };
+            let nice = match &c.nice {
+                Some(n) if !(-20..=19).contains(n.get_ref()) => {
+                    return Err(err(Some(n.span()), format!("nice {} is outside -20..19", n.get_ref())))
+                }
+                Some(n) => Some(*n.get_ref() as i8),
+                None => None,
+            };
+            let rt = |field: &Option<Spanned<i64>>, what: &str, range: Range<i64>| match field {
+                Some(v) if range.contains(v.get_ref()) => Ok(Some(*v.get_ref())),
+                Some(v) => Err(err(
+                    Some(v.span()),
+                    format!("{what} {} is outside {}..{}", v.get_ref(), range.start, range.end - 1),
+                )),
+                None => Ok(None),
+            };
+            let priority = rt(&c.rt_priority, "rt_priority", 1..100)?;
+            let max_ms = rt(&c.rt_max_ms, "rt_max_ms", 1..951)?.unwrap_or(100) as u32;
+            let policy = match c.policy.as_ref().map(|p| (p.get_ref().to_ascii_lowercase(), p.span())) {
+                None => None,
+                Some((p, span)) => Some(match p.as_str() {
+                    "other" | "normal" => ClassPolicy::Other,
+                    "batch" => ClassPolicy::Batch,
+                    "idle" => ClassPolicy::Idle,
+                    "fifo" | "rr" => {
+                        let Some(priority) = priority else {
+                            return Err(err(Some(span), format!("policy {p} needs rt_priority (1..99)")));
+                        };
+                        let (priority, max_ms_per_s) = (priority as u8, max_ms);
+                        if p == "fifo" {
+                            ClassPolicy::Fifo { priority, max_ms_per_s }
+                        } else {
+                            ClassPolicy::Rr { priority, max_ms_per_s }
+                        }
+                    }
+                    _ => {
+                        return Err(err(
+                            Some(span),
+                            format!("policy '{p}': use other, batch, idle, fifo or rr"),
+                        ))
+                    }
+                }),
+            };
+            let class = Class {
+                name: name.clone(),
+                cpus,
+                plan,
+                cpuset: c.cpuset.unwrap_or(false),
+                nice,
+                policy,
+                manage: c.manage.unwrap_or(true),
+            };
+            classes.insert(name.clone(), class);
+        }
+        let mut rules = Vec::new();
+        for r in &raw.rules {
+            let class = r.class.get_ref();
+            if !classes.contains_key(class) {
+                let known: Vec<&str> = classes.keys().map(String::as_str).collect();
+                return Err(err(
+                    Some(r.class.span()),
+                    format!("class '{class}' is not defined (defined: {})", known.join(", ")),
+                ));
+            }
+            if r.matches == Match::default() {
+                return Err(err(Some(r.class.span()), "a rule's match must test at least one key".into()));
+            }
+            rules.push(Rule { matches: r.matches.clone(), class: class.clone() });
+        }
+        Ok(Config { rules, classes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issue_example_works() {
+        let c = Config::parse(
+            "[[rule]]\nmatch = { comm = \"my-batch-job\" }\nclass = \"batch\"\n\n[class.batch]\ncpus = \"1\"\nnice = 10\n",
+            "x.toml",
+        )
+        .unwrap();
+        assert_eq!(c.rules[0].matches.comm.as_deref(), Some("my-batch-job"));
+        let b = &c.classes["batch"];
+        assert_eq!((b.cpus.clone(), b.nice, b.plan), (Some(vec![1]), Some(10), Plan::FairShare));
+    }
+
+    #[test]
+    fn the_builtin_configuration_is_valid() {
+        let c = Config::builtin();
+        assert!(!c.classes["kernel"].manage);
+        assert_eq!(c.classes["background"].policy, Some(ClassPolicy::Batch));
+    }
+
+    #[test]
+    fn errors_name_the_line_and_what_is_wrong() {
+        let cases = [
+            ("[class.a]\nnice = 30\n", (2, 8), "outside -20..19"),
+            ("[class.a]\ncpus = \"0-x\"\n", (2, 8), "not a CPU number"),
+            ("[class.a]\nwhat = 1\n", (2, 1), "unknown field"),
+            ("[[rule]]\nmatch = { comm = \"x\" }\nclass = \"nope\"\n", (3, 9), "not defined"),
+            ("[class.a]\npolicy = \"fifo\"\n", (2, 10), "needs rt_priority"),
+            ("[class.a]\nplan = \"spread\"\n", (2, 8), "fair-share"),
+            ("[class.a\n", (1, 9), ""),
+        ];
+        for (text, at, message) in cases {
+            let e = Config::parse(text, "f.toml").unwrap_err();
+            assert_eq!(e.at, Some(at), "{text:?}: {e}");
+            assert!(e.to_string().contains(message), "{text:?}: {e}");
+            assert!(e.to_string().starts_with(&format!("f.toml:{}:{}: ", at.0, at.1)), "{e}");
+        }
+    }
+
+    #[test]
+    fn cpu_lists_read_like_taskset() {
+        assert_eq!(parse_cpu_list("0-2,5, 7").unwrap(), vec![0, 1, 2, 5, 7]);
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("").is_err());
+    }
+}

@@ -1,7 +1,7 @@
 //! The live world on Linux: the eBPF observer ([`observer`], Linux only), the
 //! dependencies SWAP finds in its events ([`dependencies`]) and the peers of UNIX
-//! sockets they need ([`socket_peers`], Linux only); actuator, journal and daemon are
-//! filled by later issues.
+//! sockets they need ([`socket_peers`], Linux only), and the daemon's configuration
+//! ([`config`]).
 
 pub mod config;
 pub mod dependencies;

@@ -3,9 +3,15 @@
 //! sockets they need ([`socket_peers`], Linux only), and the daemon's configuration
 //! ([`config`]).
 
+#[cfg(target_os = "linux")]
+pub mod actuator;
 pub mod config;
 pub mod dependencies;
 #[cfg(target_os = "linux")]
 pub mod observer;
+#[cfg(target_os = "linux")]
+pub mod process;
+#[cfg(target_os = "linux")]
+pub mod settings;
 #[cfg(target_os = "linux")]
 pub mod socket_peers;

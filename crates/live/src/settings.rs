@@ -1,0 +1,474 @@
+//! The scheduling settings of a thread that the actuator changes, as values: read from a
+//! thread, written to a thread, and written as the text the journal keeps.
+//!
+//! | setting  | kernel calls                      | journal text                        |
+//! |----------|-----------------------------------|-------------------------------------|
+//! | affinity | `sched_getaffinity` / `sched_setaffinity` | CPU list, `"0-1"`, `"1,3"`  |
+//! | nice     | `getpriority` / `setpriority`     | `"10"`                              |
+//! | policy   | `sched_getattr` / `sched_setattr` | `"SCHED_OTHER/0/0"`: policy / real-time priority / `sched_runtime` ns |
+//!
+//! For `SCHED_OTHER` (and BATCH, IDLE) `sched_runtime` is the EEVDF per-task slice; the
+//! kernel clamps it to 100 µs–100 ms and 0 means the default. `sched_getattr` reports the
+//! default as the base slice itself, so a slice equal to the default (read from
+//! `kthreadd`, a kernel thread nobody gives a slice) is written as 0.
+
+use std::fmt;
+use std::io;
+
+use schedlab_model::Pid;
+use schedlab_store::Setting;
+
+/// The smallest per-task slice the kernel accepts, in ns (it clamps below).
+pub const MIN_SLICE_NS: u64 = 100_000;
+/// The largest per-task slice the kernel accepts, in ns (it clamps above).
+pub const MAX_SLICE_NS: u64 = 100_000_000;
+
+/// A set of CPUs, as `sched_setaffinity` takes it (up to `CPU_SETSIZE`, 1024, CPUs).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct CpuSet(Vec<usize>);
+
+impl CpuSet {
+    /// The set of the CPUs given (duplicates ignored).
+    pub fn new(cpus: impl IntoIterator<Item = usize>) -> CpuSet {
+        let mut v: Vec<usize> = cpus.into_iter().collect();
+        v.sort_unstable();
+        v.dedup();
+        CpuSet(v)
+    }
+
+    /// The CPUs, in increasing order.
+    pub fn cpus(&self) -> &[usize] {
+        &self.0
+    }
+
+    /// Parses a CPU list as `/proc/PID/status` (`Cpus_allowed_list`) and this type's
+    /// `Display` write it: `"0-3,6,8-9"`. The empty string is the empty set.
+    pub fn parse(list: &str) -> Option<CpuSet> {
+        let mut cpus = Vec::new();
+        for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+            match part.split_once('-') {
+                Some((a, b)) => {
+                    let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                    if a > b {
+                        return None;
+                    }
+                    cpus.extend(a..=b);
+                }
+                None => cpus.push(part.trim().parse().ok()?),
+            }
+        }
+        Some(CpuSet::new(cpus))
+    }
+
+    fn to_raw(&self) -> io::Result<libc::cpu_set_t> {
+        // SAFETY: cpu_set_t is a plain bit array; all zeroes is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+        for &cpu in &self.0 {
+            if cpu >= max {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("CPU {cpu} is beyond the {max} CPUs an affinity mask holds"),
+                ));
+            }
+            // SAFETY: `cpu` is within the set, checked above.
+            unsafe { libc::CPU_SET(cpu, &mut set) };
+        }
+        Ok(set)
+    }
+}
+
+impl fmt::Display for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut i = 0;
+        let mut first = true;
+        while i < self.0.len() {
+            let start = self.0[i];
+            let mut end = start;
+            while i + 1 < self.0.len() && self.0[i + 1] == end + 1 {
+                i += 1;
+                end += 1;
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if start == end {
+                write!(f, "{start}")?;
+            } else {
+                write!(f, "{start}-{end}")?;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+}
+
+/// A scheduling policy the actuator sets (`SCHED_DEADLINE` is not one of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Policy {
+    /// `SCHED_OTHER` (`SCHED_NORMAL`): the fair class, EEVDF.
+    Other,
+    /// `SCHED_BATCH`: fair class, never preempts on wakeup.
+    Batch,
+    /// `SCHED_IDLE`: fair class at the lowest weight.
+    Idle,
+    /// `SCHED_FIFO`: real-time, priority 1–99.
+    Fifo,
+    /// `SCHED_RR`: real-time round robin, priority 1–99.
+    Rr,
+}
+
+impl Policy {
+    /// Every policy.
+    pub const ALL: [Policy; 5] = [Policy::Other, Policy::Batch, Policy::Idle, Policy::Fifo, Policy::Rr];
+
+    /// The kernel's number for it.
+    pub fn number(self) -> u32 {
+        (match self {
+            Policy::Other => libc::SCHED_OTHER,
+            Policy::Batch => libc::SCHED_BATCH,
+            Policy::Idle => libc::SCHED_IDLE,
+            Policy::Fifo => libc::SCHED_FIFO,
+            Policy::Rr => libc::SCHED_RR,
+        }) as u32
+    }
+
+    /// The policy with kernel number `n`, if the actuator knows it.
+    pub fn from_number(n: u32) -> Option<Policy> {
+        Policy::ALL.into_iter().find(|p| p.number() == n)
+    }
+
+    /// The name as the kernel headers spell it: `"SCHED_OTHER"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Other => "SCHED_OTHER",
+            Policy::Batch => "SCHED_BATCH",
+            Policy::Idle => "SCHED_IDLE",
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::Rr => "SCHED_RR",
+        }
+    }
+
+    /// Whether it is a real-time policy (FIFO or RR), which takes a priority 1–99.
+    pub fn is_realtime(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+}
+
+/// A policy with its parameters: what `set_policy` sets and the journal records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolicyValue {
+    /// The policy.
+    pub policy: Policy,
+    /// The real-time priority (1–99 for FIFO/RR, 0 otherwise).
+    pub rt_priority: u32,
+    /// For the fair policies, the EEVDF per-task slice in ns, 0 for the default;
+    /// 0 for the real-time ones.
+    pub sched_runtime_ns: u64,
+}
+
+impl PolicyValue {
+    /// A policy value checked and brought to the form the kernel keeps: the priority must
+    /// be 1–99 for FIFO/RR and 0 otherwise; a non-zero slice is clamped to 100 µs–100 ms
+    /// as the kernel does; a real-time policy has no slice.
+    pub fn new(policy: Policy, rt_priority: u32, sched_runtime_ns: u64) -> io::Result<PolicyValue> {
+        let ok = if policy.is_realtime() { (1..=99).contains(&rt_priority) } else { rt_priority == 0 };
+        if !ok {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} takes priority {}, not {rt_priority}",
+                    policy.name(),
+                    if policy.is_realtime() { "1-99" } else { "0" }
+                ),
+            ));
+        }
+        let sched_runtime_ns = match (policy.is_realtime(), sched_runtime_ns) {
+            (true, _) | (false, 0) => 0,
+            (false, ns) => ns.clamp(MIN_SLICE_NS, MAX_SLICE_NS),
+        };
+        Ok(PolicyValue { policy, rt_priority, sched_runtime_ns })
+    }
+
+    /// Parses the journal text, `"SCHED_OTHER/0/3000000"`.
+    pub fn parse(text: &str) -> Option<PolicyValue> {
+        let mut parts = text.trim().split('/');
+        let name = parts.next()?;
+        let policy = Policy::ALL.into_iter().find(|p| p.name() == name)?;
+        let rt_priority = parts.next()?.parse().ok()?;
+        let runtime = parts.next()?.parse().ok()?;
+        if parts.next().is_some() {
+            return None;
+        }
+        PolicyValue::new(policy, rt_priority, runtime).ok()
+    }
+}
+
+impl fmt::Display for PolicyValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}/{}", self.policy.name(), self.rt_priority, self.sched_runtime_ns)
+    }
+}
+
+/// The value of one setting of a thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// The CPU affinity mask.
+    Affinity(CpuSet),
+    /// The nice value, -20–19.
+    Nice(i32),
+    /// The scheduling policy and its parameters.
+    Policy(PolicyValue),
+}
+
+impl Value {
+    /// The journal setting this value belongs to.
+    pub fn setting(&self) -> Setting {
+        match self {
+            Value::Affinity(_) => Setting::Affinity,
+            Value::Nice(_) => Setting::Nice,
+            Value::Policy(_) => Setting::Policy,
+        }
+    }
+
+    /// Reads setting `what` of thread `tid`. Slice and cgroup are not settings this
+    /// module handles (`Unsupported`).
+    pub fn read(what: Setting, tid: Pid) -> io::Result<Value> {
+        match what {
+            Setting::Affinity => get_affinity(tid).map(Value::Affinity),
+            Setting::Nice => get_nice(tid).map(Value::Nice),
+            Setting::Policy => get_policy(tid).map(Value::Policy),
+            Setting::Slice | Setting::Cgroup => Err(unsupported(what)),
+        }
+    }
+
+    /// Parses the journal text of setting `what`.
+    pub fn parse(what: Setting, text: &str) -> io::Result<Value> {
+        let v = match what {
+            Setting::Affinity => CpuSet::parse(text).map(Value::Affinity),
+            Setting::Nice => text.trim().parse().ok().filter(|n| (-20..=19).contains(n)).map(Value::Nice),
+            Setting::Policy => PolicyValue::parse(text).map(Value::Policy),
+            Setting::Slice | Setting::Cgroup => return Err(unsupported(what)),
+        };
+        v.ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("bad {} value {text:?}", what.as_str()))
+        })
+    }
+
+    /// Writes the value to thread `tid`.
+    pub fn apply(&self, tid: Pid) -> io::Result<()> {
+        match self {
+            Value::Affinity(cpus) => set_affinity(tid, cpus),
+            Value::Nice(n) => set_nice(tid, *n),
+            Value::Policy(p) => set_policy(tid, p),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Affinity(c) => c.fmt(f),
+            Value::Nice(n) => n.fmt(f),
+            Value::Policy(p) => p.fmt(f),
+        }
+    }
+}
+
+fn unsupported(what: Setting) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("setting {} is not handled by the actuator", what.as_str()),
+    )
+}
+
+fn check(rc: libc::c_long) -> io::Result<()> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The affinity mask of thread `tid`.
+pub fn get_affinity(tid: Pid) -> io::Result<CpuSet> {
+    // SAFETY: all zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the mask and its size are valid.
+    let rc = unsafe {
+        libc::sched_getaffinity(tid.0 as libc::pid_t, std::mem::size_of::<libc::cpu_set_t>(), &mut set)
+    };
+    check(rc as libc::c_long)?;
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    Ok(CpuSet::new((0..max).filter(|&c| {
+        // SAFETY: `c` is within the set.
+        unsafe { libc::CPU_ISSET(c, &set) }
+    })))
+}
+
+/// Sets the affinity mask of thread `tid`.
+pub fn set_affinity(tid: Pid, cpus: &CpuSet) -> io::Result<()> {
+    let set = cpus.to_raw()?;
+    // SAFETY: the mask and its size are valid.
+    let rc = unsafe {
+        libc::sched_setaffinity(tid.0 as libc::pid_t, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    check(rc as libc::c_long)
+}
+
+/// The nice value of thread `tid` (`getpriority(PRIO_PROCESS, tid)`, which on Linux is
+/// per thread).
+pub fn get_nice(tid: Pid) -> io::Result<i32> {
+    // getpriority may legitimately return -1: errno tells an error apart.
+    // SAFETY: errno is thread-local; getpriority has no memory arguments.
+    let n = unsafe {
+        *libc::__errno_location() = 0;
+        libc::getpriority(libc::PRIO_PROCESS, tid.0 as libc::id_t)
+    };
+    let err = io::Error::last_os_error();
+    if n == -1 && err.raw_os_error().is_some_and(|e| e != 0) {
+        return Err(err);
+    }
+    Ok(n)
+}
+
+/// Sets the nice value of thread `tid`.
+pub fn set_nice(tid: Pid, nice: i32) -> io::Result<()> {
+    // SAFETY: no memory arguments.
+    let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid.0 as libc::id_t, nice) };
+    check(rc as libc::c_long)
+}
+
+/// `struct sched_attr` as of `SCHED_ATTR_SIZE_VER1` (56 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedAttr {
+    /// Size of the structure.
+    pub size: u32,
+    /// Policy number.
+    pub sched_policy: u32,
+    /// `SCHED_FLAG_*`.
+    pub sched_flags: u64,
+    /// Nice value (fair policies).
+    pub sched_nice: i32,
+    /// Real-time priority.
+    pub sched_priority: u32,
+    /// Runtime (deadline) or slice (fair), ns.
+    pub sched_runtime: u64,
+    /// Deadline, ns.
+    pub sched_deadline: u64,
+    /// Period, ns.
+    pub sched_period: u64,
+    /// Utilization clamp minimum.
+    pub sched_util_min: u32,
+    /// Utilization clamp maximum.
+    pub sched_util_max: u32,
+}
+
+/// `SCHED_FLAG_RESET_ON_FORK`.
+const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
+
+/// `sched_getattr(tid)`.
+pub fn sched_getattr(tid: Pid) -> io::Result<SchedAttr> {
+    let mut attr = SchedAttr::default();
+    // SAFETY: the kernel writes at most `size` bytes into `attr`.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            tid.0 as libc::pid_t,
+            &mut attr as *mut SchedAttr,
+            std::mem::size_of::<SchedAttr>() as u32,
+            0u32,
+        )
+    };
+    check(rc)?;
+    Ok(attr)
+}
+
+/// `sched_setattr(tid, attr, 0)`.
+pub fn sched_setattr(tid: Pid, attr: &SchedAttr) -> io::Result<()> {
+    let mut attr = *attr;
+    attr.size = std::mem::size_of::<SchedAttr>() as u32;
+    // SAFETY: the kernel reads `attr.size` bytes from `attr`.
+    let rc = unsafe {
+        libc::syscall(libc::SYS_sched_setattr, tid.0 as libc::pid_t, &attr as *const SchedAttr, 0u32)
+    };
+    check(rc)
+}
+
+/// The slice `sched_getattr` reports for a fair task with the default slice: that of
+/// `kthreadd` (pid 2), a kernel thread nobody gives a slice of its own. `None` if it
+/// cannot be read (no such thread, e.g. in a pid namespace).
+pub fn default_slice_ns() -> Option<u64> {
+    let attr = sched_getattr(Pid(2)).ok()?;
+    let comm = std::fs::read_to_string("/proc/2/comm").ok()?;
+    (comm.trim() == "kthreadd" && Policy::from_number(attr.sched_policy).is_some_and(|p| !p.is_realtime()))
+        .then_some(attr.sched_runtime)
+}
+
+/// The policy of thread `tid`; a fair thread's slice equal to [`default_slice_ns`] reads
+/// as 0, the default. A policy the actuator does not know (`SCHED_DEADLINE`, or
+/// sched_ext's) is `Unsupported`.
+pub fn get_policy(tid: Pid) -> io::Result<PolicyValue> {
+    let attr = sched_getattr(tid)?;
+    let policy = Policy::from_number(attr.sched_policy).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("thread {} has policy {}", tid.0, attr.sched_policy),
+        )
+    })?;
+    let (rt_priority, runtime) = if policy.is_realtime() {
+        (attr.sched_priority, 0)
+    } else if Some(attr.sched_runtime) == default_slice_ns() {
+        (0, 0)
+    } else {
+        (0, attr.sched_runtime)
+    };
+    PolicyValue::new(policy, rt_priority, runtime)
+}
+
+/// Sets the policy of thread `tid`, keeping its nice value (read with `getpriority`,
+/// since `sched_getattr` reports 0 for a real-time thread) and its reset-on-fork flag.
+pub fn set_policy(tid: Pid, p: &PolicyValue) -> io::Result<()> {
+    let current = sched_getattr(tid)?;
+    let attr = SchedAttr {
+        size: 0,
+        sched_policy: p.policy.number(),
+        sched_flags: current.sched_flags & SCHED_FLAG_RESET_ON_FORK,
+        sched_nice: get_nice(tid)?,
+        sched_priority: p.rt_priority,
+        sched_runtime: p.sched_runtime_ns,
+        ..SchedAttr::default()
+    };
+    sched_setattr(tid, &attr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_round_trip() {
+        for text in ["", "0", "1", "0-1", "0-3,6,8-9", "5,7"] {
+            assert_eq!(CpuSet::parse(text).unwrap().to_string(), text);
+        }
+        assert_eq!(CpuSet::parse("3,1,2").unwrap().to_string(), "1-3");
+        assert_eq!(CpuSet::parse("2-1"), None);
+        assert_eq!(CpuSet::parse("x"), None);
+    }
+
+    #[test]
+    fn policy_text_round_trips_and_clamps() {
+        let p = PolicyValue::parse("SCHED_OTHER/0/3000000").unwrap();
+        assert_eq!(p, PolicyValue { policy: Policy::Other, rt_priority: 0, sched_runtime_ns: 3_000_000 });
+        assert_eq!(p.to_string(), "SCHED_OTHER/0/3000000");
+        assert_eq!(PolicyValue::new(Policy::Other, 0, 1).unwrap().sched_runtime_ns, MIN_SLICE_NS);
+        assert_eq!(PolicyValue::new(Policy::Batch, 0, u64::MAX).unwrap().sched_runtime_ns, MAX_SLICE_NS);
+        assert_eq!(PolicyValue::new(Policy::Fifo, 10, 5).unwrap().to_string(), "SCHED_FIFO/10/0");
+        assert!(PolicyValue::new(Policy::Fifo, 0, 0).is_err());
+        assert!(PolicyValue::new(Policy::Other, 1, 0).is_err());
+        assert_eq!(PolicyValue::parse("SCHED_DEADLINE/0/0"), None);
+        assert_eq!(std::mem::size_of::<SchedAttr>(), 56);
+    }
+}

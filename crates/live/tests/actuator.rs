@@ -1,0 +1,293 @@
+//! The actuator on the real kernel: changes to `sleep` children, read back from /proc,
+//! journaled before they are applied, and restored by `restore_all` and on drop; a
+//! process that is not the one named is never touched; a user's own change is noticed.
+//! Needs root (lowering nice back, setting other processes' policies); fails with the
+//! reason otherwise.
+#![cfg(target_os = "linux")]
+
+use std::path::PathBuf;
+use std::process::{Child, Command};
+
+use schedlab_live::actuator::{Actuator, ActuatorError};
+use schedlab_live::process::ProcessHandle;
+use schedlab_live::settings::{CpuSet, Policy};
+use schedlab_model::Pid;
+use schedlab_store::{Change, ProcessKey, Setting, Store};
+
+/// A `sleep 30` child, killed and reaped when dropped.
+struct Sleeper(Child);
+
+impl Sleeper {
+    fn spawn() -> Sleeper {
+        Sleeper(Command::new("sleep").arg("30").spawn().expect("spawn sleep 30"))
+    }
+
+    fn pid(&self) -> Pid {
+        Pid(self.0.id())
+    }
+
+    fn handle(&self) -> ProcessHandle {
+        ProcessHandle::open(self.pid()).expect("pidfd_open of the child")
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A fresh store file for one test, its directory removed when dropped.
+struct TempStore(PathBuf);
+
+impl TempStore {
+    fn new(name: &str) -> (TempStore, Store) {
+        let dir = std::env::temp_dir().join(format!("schedlab-actuator-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = Store::open(dir.join("schedlab.db")).expect("open store");
+        (TempStore(dir), store)
+    }
+}
+
+impl Drop for TempStore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn require_root() {
+    // SAFETY: no arguments.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "the actuator tests need root (CAP_SYS_NICE to change other processes)"
+    );
+}
+
+fn require_two_cpus() {
+    let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    assert!(n >= 2, "the affinity tests need at least 2 CPUs, this test may use {n}");
+}
+
+/// `Cpus_allowed_list` of /proc/PID/status.
+fn proc_affinity(pid: Pid) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", pid.0)).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("Cpus_allowed_list in /proc/PID/status")
+        .trim()
+        .to_owned()
+}
+
+/// Field 19 (nice) of /proc/PID/stat.
+fn proc_nice(pid: Pid) -> i32 {
+    schedlab_live::process::stat_field(pid, 19).unwrap().parse().unwrap()
+}
+
+/// `se.slice` of /proc/PID/sched, in ns.
+fn proc_slice(pid: Pid) -> u64 {
+    let sched = std::fs::read_to_string(format!("/proc/{}/sched", pid.0)).unwrap();
+    sched
+        .lines()
+        .find_map(|l| l.strip_prefix("se.slice"))
+        .and_then(|rest| rest.trim_start_matches([' ', ':']).trim().parse().ok())
+        .expect("se.slice in /proc/PID/sched")
+}
+
+/// Field 41 (policy) of /proc/PID/stat.
+fn proc_policy(pid: Pid) -> u32 {
+    schedlab_live::process::stat_field(pid, 41).unwrap().parse().unwrap()
+}
+
+#[test]
+fn affinity_and_nice_are_set_and_restored() {
+    require_root();
+    require_two_cpus();
+    let (_dir, store) = TempStore::new("set-restore");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let (affinity0, nice0) = (proc_affinity(pid), proc_nice(pid));
+    assert_eq!(nice0, 0);
+
+    let mut act = Actuator::new(&store);
+    let h = child.handle();
+    act.set_affinity(&h, &CpuSet::new([1])).unwrap();
+    act.set_nice(&h, 10).unwrap();
+    assert_eq!(proc_affinity(pid), "1");
+    assert_eq!(proc_nice(pid), 10);
+
+    let report = act.restore_all().unwrap();
+    assert_eq!((report.restored, report.skipped, report.failed.len()), (2, 0, 0));
+    assert_eq!(proc_affinity(pid), affinity0);
+    assert_eq!(proc_nice(pid), nice0);
+    assert!(store.journal_pending().unwrap().is_empty());
+}
+
+#[test]
+fn journal_entry_is_written_before_apply_then_applied_then_undone() {
+    require_root();
+    let (_dir, store) = TempStore::new("journal");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let affinity0 = proc_affinity(pid);
+    let mut act = Actuator::new(&store);
+    let h = child.handle();
+
+    // An affinity the kernel refuses (no such CPU): the entry is in the journal, not
+    // applied, and the process is unchanged — it was written before the attempt.
+    let err = act.set_affinity(&h, &CpuSet::new([1000])).unwrap_err();
+    assert!(matches!(err, ActuatorError::Kernel { .. }), "{err}");
+    let pending = store.journal_pending().unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].change.what, Setting::Affinity);
+    assert_eq!(pending[0].change.target, h.key());
+    assert_eq!(pending[0].change.old_value, affinity0);
+    assert_eq!(pending[0].change.new_value, "1000");
+    assert!(!pending[0].applied && !pending[0].undone);
+    assert_eq!(proc_affinity(pid), affinity0);
+
+    act.set_nice(&h, 7).unwrap();
+    let pending = store.journal_pending().unwrap();
+    assert_eq!(pending.len(), 2);
+    let nice = &pending[0];
+    assert_eq!(nice.change.what, Setting::Nice);
+    assert_eq!((nice.change.old_value.as_str(), nice.change.new_value.as_str()), ("0", "7"));
+    assert!(nice.applied && !nice.undone);
+
+    let report = act.restore_all().unwrap();
+    assert_eq!((report.restored, report.failed.len()), (2, 0));
+    assert!(store.journal_pending().unwrap().is_empty(), "every entry marked undone");
+    assert_eq!(proc_nice(pid), 0);
+    assert_eq!(proc_affinity(pid), affinity0);
+}
+
+#[test]
+fn dropping_the_actuator_restores() {
+    require_root();
+    require_two_cpus();
+    let (_dir, store) = TempStore::new("drop");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let (affinity0, nice0) = (proc_affinity(pid), proc_nice(pid));
+    {
+        let mut act = Actuator::new(&store);
+        let h = child.handle();
+        act.set_affinity(&h, &CpuSet::new([1])).unwrap();
+        act.set_nice(&h, 12).unwrap();
+        assert_eq!((proc_affinity(pid).as_str(), proc_nice(pid)), ("1", 12));
+    }
+    assert_eq!(proc_affinity(pid), affinity0);
+    assert_eq!(proc_nice(pid), nice0);
+    assert!(store.journal_pending().unwrap().is_empty());
+}
+
+#[test]
+fn a_process_that_is_not_the_one_named_is_never_touched() {
+    require_root();
+    let (_dir, store) = TempStore::new("not-same");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let real = child.handle();
+    assert!(real.is_same());
+
+    // The pid now "belongs to another process": a handle expecting another start time.
+    let wrong = ProcessHandle::for_key(ProcessKey { pid, start_time: real.start_time() + 12_345 }).unwrap();
+    assert!(!wrong.is_same());
+    let mut act = Actuator::new(&store);
+    assert!(matches!(act.set_nice(&wrong, 10), Err(ActuatorError::NotSame(_))));
+    assert_eq!(proc_nice(pid), 0);
+    assert!(store.journal_pending().unwrap().is_empty(), "nothing journaled for a process not touched");
+
+    // A journal entry (say from before a crash) naming that pid with another start time:
+    // restore marks it undone without writing its old value.
+    store
+        .journal_insert(&Change {
+            time_unix_ns: 1,
+            target: wrong.key(),
+            what: Setting::Nice,
+            old_value: "5".into(),
+            new_value: "10".into(),
+        })
+        .unwrap();
+    let report = act.restore_all().unwrap();
+    assert_eq!((report.restored, report.skipped, report.failed.len()), (0, 1, 0));
+    assert_eq!(proc_nice(pid), 0);
+    assert!(store.journal_pending().unwrap().is_empty());
+
+    // A process that exited: its handle is no longer the same, nothing is set.
+    let mut gone = Sleeper::spawn();
+    let h = gone.handle();
+    gone.0.kill().unwrap();
+    gone.0.wait().unwrap();
+    assert!(!h.is_same());
+    assert!(matches!(act.set_nice(&h, 10), Err(ActuatorError::NotSame(_))));
+}
+
+#[test]
+fn an_external_renice_is_noticed() {
+    require_root();
+    let (_dir, store) = TempStore::new("external");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let mut act = Actuator::new(&store);
+    let h = child.handle();
+    assert!(!act.changed_externally(&h), "never changed by schedlab");
+    act.set_nice(&h, 10).unwrap();
+    assert!(!act.changed_externally(&h));
+
+    // The user renices it.
+    // SAFETY: no memory arguments.
+    assert_eq!(unsafe { libc::setpriority(libc::PRIO_PROCESS, pid.0, 15) }, 0);
+    assert!(act.changed_externally(&h));
+
+    // The user wins: release leaves their value in place, even through restore.
+    act.release(&h).unwrap();
+    assert!(!act.changed_externally(&h));
+    act.restore_all().unwrap();
+    assert_eq!(proc_nice(pid), 15);
+}
+
+#[test]
+fn sched_other_slice_is_set_and_restored_to_the_default() {
+    require_root();
+    let (_dir, store) = TempStore::new("slice");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let slice0 = proc_slice(pid);
+    let mut act = Actuator::new(&store);
+    let h = child.handle();
+
+    act.set_policy(&h, Policy::Other, 0, 3_000_000).unwrap();
+    let attr = schedlab_live::settings::sched_getattr(pid).unwrap();
+    assert_eq!((attr.sched_policy, attr.sched_runtime), (libc::SCHED_OTHER as u32, 3_000_000));
+    assert_eq!(proc_slice(pid), 3_000_000);
+    let entry = &store.journal_pending().unwrap()[0];
+    assert_eq!(entry.change.what, Setting::Policy);
+    assert_eq!(entry.change.old_value, "SCHED_OTHER/0/0", "the default slice is journaled as 0");
+    assert_eq!(entry.change.new_value, "SCHED_OTHER/0/3000000");
+
+    act.restore_all().unwrap();
+    assert_eq!(proc_slice(pid), slice0);
+    let attr = schedlab_live::settings::sched_getattr(pid).unwrap();
+    assert_eq!((attr.sched_policy, attr.sched_runtime), (libc::SCHED_OTHER as u32, slice0));
+}
+
+#[test]
+fn policy_change_keeps_nice_and_restores_from_realtime() {
+    require_root();
+    let (_dir, store) = TempStore::new("fifo");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let mut act = Actuator::new(&store);
+    let h = child.handle();
+    act.set_nice(&h, 5).unwrap();
+    act.set_policy(&h, Policy::Batch, 0, 0).unwrap();
+    assert_eq!((proc_policy(pid), proc_nice(pid)), (libc::SCHED_BATCH as u32, 5));
+    act.set_policy(&h, Policy::Fifo, 1, 0).unwrap();
+    assert_eq!(proc_policy(pid), libc::SCHED_FIFO as u32);
+    let report = act.restore_all().unwrap();
+    assert_eq!((report.restored, report.failed.len()), (3, 0), "{:?}", report.failed);
+    assert_eq!((proc_policy(pid), proc_nice(pid)), (libc::SCHED_OTHER as u32, 0));
+}

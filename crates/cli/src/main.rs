@@ -10,6 +10,7 @@ mod learn;
 mod observe;
 mod report;
 mod reproduce;
+mod restore;
 mod simulate;
 mod table;
 mod tunables;
@@ -43,6 +44,7 @@ enum Command {
     Learn(learn::LearnOpts),
     Classify(classify::ClassifyOpts),
     Config(config::ConfigOpts),
+    Restore(restore::RestoreOpts),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::Learn(o) => learn::run(&o),
         Command::Classify(o) => classify::run(&o),
         Command::Config(o) => config::run(&o),
+        Command::Restore(o) => restore::run(&o),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

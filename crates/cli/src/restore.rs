@@ -1,0 +1,88 @@
+//! `schedlab restore`: undo every change a daemon that was killed left behind.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use schedlab_store::Store;
+
+/// Undo every change the journal still lists (affinity, nice, policy, slice), newest
+/// first, as a stopped daemon would have: what a killed `schedlab run` left behind.
+///
+/// A process that has exited, or whose pid now belongs to another process (told apart
+/// by its start time), is left alone and its entries closed. An entry that cannot be
+/// undone stays in the journal for the next try, and the command fails saying which.
+#[derive(Debug, Args)]
+#[command(after_long_help = "Example:\n  sudo schedlab restore")]
+pub struct RestoreOpts {
+    /// The store holding the journal [default: /var/lib/schedlab/schedlab.db as root,
+    /// else the XDG data directory].
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
+}
+
+#[cfg(target_os = "linux")]
+pub fn run(opts: &RestoreOpts) -> Result<()> {
+    let path = opts.store.clone().unwrap_or_else(Store::default_path);
+    let store = Store::open(&path)?;
+    let mut actuator = schedlab_live::actuator::Actuator::new(&store);
+    let report =
+        actuator.restore_all().with_context(|| format!("cannot read the journal in {}", path.display()))?;
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "restored {} change(s); {} belonged to processes that are gone",
+        report.restored, report.skipped
+    )?;
+    if !report.failed.is_empty() {
+        for (id, e) in &report.failed {
+            writeln!(out, "  journal entry {}: {e}", id.0)?;
+        }
+        anyhow::bail!("{} change(s) could not be undone; they stay in the journal", report.failed.len());
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn run(_opts: &RestoreOpts) -> Result<()> {
+    anyhow::bail!("schedlab restore needs Linux")
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use schedlab_live::actuator::Actuator;
+    use schedlab_live::process::ProcessHandle;
+
+    fn nice_of(pid: u32) -> i64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let rest = stat.rsplit_once(')').unwrap().1;
+        rest.split_whitespace().nth(16).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn restore_undoes_what_a_killed_daemon_left() {
+        let path = std::env::temp_dir().join(format!("schedlab-restore-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id();
+        let before = nice_of(pid);
+        {
+            let store = Store::open(&path).unwrap();
+            let mut a = Actuator::new(&store);
+            a.set_nice(&ProcessHandle::open(schedlab_model::Pid(pid)).unwrap(), 12).unwrap();
+            assert_eq!(nice_of(pid), 12);
+            // A daemon killed with SIGKILL restores nothing.
+            std::mem::forget(a);
+        }
+        assert_eq!(nice_of(pid), 12);
+        run(&RestoreOpts { store: Some(path.clone()) }).unwrap();
+        assert_eq!(nice_of(pid), before);
+        // Nothing is left to undo.
+        assert!(Store::open(&path).unwrap().journal_pending().unwrap().is_empty());
+        let _ = child.kill();
+        let _ = child.wait();
+        std::fs::remove_file(&path).unwrap();
+    }
+}

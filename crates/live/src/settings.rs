@@ -104,57 +104,7 @@ impl fmt::Display for CpuSet {
     }
 }
 
-/// A scheduling policy the actuator sets (`SCHED_DEADLINE` is not one of them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Policy {
-    /// `SCHED_OTHER` (`SCHED_NORMAL`): the fair class, EEVDF.
-    Other,
-    /// `SCHED_BATCH`: fair class, never preempts on wakeup.
-    Batch,
-    /// `SCHED_IDLE`: fair class at the lowest weight.
-    Idle,
-    /// `SCHED_FIFO`: real-time, priority 1–99.
-    Fifo,
-    /// `SCHED_RR`: real-time round robin, priority 1–99.
-    Rr,
-}
-
-impl Policy {
-    /// Every policy.
-    pub const ALL: [Policy; 5] = [Policy::Other, Policy::Batch, Policy::Idle, Policy::Fifo, Policy::Rr];
-
-    /// The kernel's number for it.
-    pub fn number(self) -> u32 {
-        (match self {
-            Policy::Other => libc::SCHED_OTHER,
-            Policy::Batch => libc::SCHED_BATCH,
-            Policy::Idle => libc::SCHED_IDLE,
-            Policy::Fifo => libc::SCHED_FIFO,
-            Policy::Rr => libc::SCHED_RR,
-        }) as u32
-    }
-
-    /// The policy with kernel number `n`, if the actuator knows it.
-    pub fn from_number(n: u32) -> Option<Policy> {
-        Policy::ALL.into_iter().find(|p| p.number() == n)
-    }
-
-    /// The name as the kernel headers spell it: `"SCHED_OTHER"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Other => "SCHED_OTHER",
-            Policy::Batch => "SCHED_BATCH",
-            Policy::Idle => "SCHED_IDLE",
-            Policy::Fifo => "SCHED_FIFO",
-            Policy::Rr => "SCHED_RR",
-        }
-    }
-
-    /// Whether it is a real-time policy (FIFO or RR), which takes a priority 1–99.
-    pub fn is_realtime(self) -> bool {
-        matches!(self, Policy::Fifo | Policy::Rr)
-    }
-}
+pub use schedlab_model::Policy;
 
 /// A policy with its parameters: what `set_policy` sets and the journal records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,18 +123,18 @@ impl PolicyValue {
     /// be 1–99 for FIFO/RR and 0 otherwise; a non-zero slice is clamped to 100 µs–100 ms
     /// as the kernel does; a real-time policy has no slice.
     pub fn new(policy: Policy, rt_priority: u32, sched_runtime_ns: u64) -> io::Result<PolicyValue> {
-        let ok = if policy.is_realtime() { (1..=99).contains(&rt_priority) } else { rt_priority == 0 };
+        let ok = if policy.is_rt() { (1..=99).contains(&rt_priority) } else { rt_priority == 0 };
         if !ok {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
                     "{} takes priority {}, not {rt_priority}",
                     policy.name(),
-                    if policy.is_realtime() { "1-99" } else { "0" }
+                    if policy.is_rt() { "1-99" } else { "0" }
                 ),
             ));
         }
-        let sched_runtime_ns = match (policy.is_realtime(), sched_runtime_ns) {
+        let sched_runtime_ns = match (policy.is_rt(), sched_runtime_ns) {
             (true, _) | (false, 0) => 0,
             (false, ns) => ns.clamp(MIN_SLICE_NS, MAX_SLICE_NS),
         };
@@ -403,7 +353,7 @@ pub fn sched_setattr(tid: Pid, attr: &SchedAttr) -> io::Result<()> {
 pub fn default_slice_ns() -> Option<u64> {
     let attr = sched_getattr(Pid(2)).ok()?;
     let comm = std::fs::read_to_string("/proc/2/comm").ok()?;
-    (comm.trim() == "kthreadd" && Policy::from_number(attr.sched_policy).is_some_and(|p| !p.is_realtime()))
+    (comm.trim() == "kthreadd" && Policy::from_number(attr.sched_policy).is_some_and(|p| !p.is_rt()))
         .then_some(attr.sched_runtime)
 }
 
@@ -418,7 +368,7 @@ pub fn get_policy(tid: Pid) -> io::Result<PolicyValue> {
             format!("thread {} has policy {}", tid.0, attr.sched_policy),
         )
     })?;
-    let (rt_priority, runtime) = if policy.is_realtime() {
+    let (rt_priority, runtime) = if policy.is_rt() {
         (attr.sched_priority, 0)
     } else if Some(attr.sched_runtime) == default_slice_ns() {
         (0, 0)

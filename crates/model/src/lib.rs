@@ -5,11 +5,13 @@
 //! ([`Ns`]), as in the kernel.
 
 mod event;
+mod policy;
 mod resource;
 mod syscall;
 mod syscall_table;
 
 pub use event::{Event, EventKind, PrevState, SyscallArgs};
+pub use policy::Policy;
 pub use resource::{FlockKind, Resource};
 pub use syscall::{syscall_name, syscall_nr, Syscall};
 

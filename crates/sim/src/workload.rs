@@ -4,53 +4,7 @@ use schedlab_model::{Cpu, Ns};
 
 use crate::program::{Program, ProgramId};
 
-/// A Linux scheduling policy (`SCHED_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Policy {
-    /// `SCHED_OTHER` (`SCHED_NORMAL`): the fair class.
-    #[default]
-    Other,
-    /// `SCHED_BATCH`: fair class, never preempts on wake-up.
-    Batch,
-    /// `SCHED_IDLE`: fair class with the minimum weight (3).
-    Idle,
-    /// `SCHED_FIFO`: real-time, runs until it blocks or yields.
-    Fifo,
-    /// `SCHED_RR`: real-time, round robin among equal priorities.
-    Rr,
-}
-
-impl Policy {
-    /// The real-time policies.
-    pub fn is_rt(self) -> bool {
-        matches!(self, Policy::Fifo | Policy::Rr)
-    }
-
-    /// The name as `chrt` and rt-app write it (`SCHED_OTHER`, …).
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Other => "SCHED_OTHER",
-            Policy::Batch => "SCHED_BATCH",
-            Policy::Idle => "SCHED_IDLE",
-            Policy::Fifo => "SCHED_FIFO",
-            Policy::Rr => "SCHED_RR",
-        }
-    }
-
-    /// Parses `other`/`normal`, `batch`, `idle`, `fifo`, `rr`, with or without the
-    /// `SCHED_` prefix, in any case.
-    pub fn parse(s: &str) -> Option<Policy> {
-        let lower = s.to_ascii_lowercase();
-        Some(match lower.strip_prefix("sched_").unwrap_or(&lower) {
-            "other" | "normal" => Policy::Other,
-            "batch" => Policy::Batch,
-            "idle" => Policy::Idle,
-            "fifo" => Policy::Fifo,
-            "rr" => Policy::Rr,
-            _ => return None,
-        })
-    }
-}
+pub use schedlab_model::Policy;
 
 /// An index into [`Workload::objects`].
 pub type ObjectId = u32;

@@ -103,22 +103,15 @@ fn a_pipe_reader_blocks_on_the_pipe_and_its_writer_is_found_as_provider() {
          \x20   os.write(w, b'x')\n\
          os.waitpid(pid, 0)\n",
     );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let pids: Vec<u32> = line.split_whitespace().map(|s| s.parse().unwrap()).collect();
+    let pids = numbers_after(&mut child, "");
     let (reader, writer) = (Pid(pids[0]), Pid(pids[1]));
 
     let mut events = Collect::default();
     let mut deps = DependencyRecorder::new();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline {
-        obs.poll(&mut Both(&mut events, &mut deps), Duration::from_millis(100)).unwrap();
-        if child.0.try_wait().unwrap().is_some() {
-            obs.poll(&mut Both(&mut events, &mut deps), Duration::from_millis(50)).unwrap();
-            break;
-        }
-    }
-    assert!(child.0.try_wait().unwrap().is_some_and(|s| s.success()), "the pipe pair finished in time");
+    assert!(
+        watch(&mut obs, &mut child, 5, &mut Both(&mut events, &mut deps)),
+        "the pipe pair finished in time"
+    );
 
     let blocks: Vec<Resource> = events
         .0
@@ -168,21 +161,14 @@ fn a_process_waiting_for_a_signal_depends_on_its_sender() {
          \x20   time.sleep(0.01)\n\
          os.waitpid(pid, 0)\n",
     );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let pids: Vec<u32> = line.split_whitespace().map(|s| s.parse().unwrap()).collect();
+    let pids = numbers_after(&mut child, "");
     let (waiter, sender) = (Pid(pids[0]), Pid(pids[1]));
     let mut events = Collect::default();
     let mut deps = DependencyRecorder::new();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline {
-        obs.poll(&mut Both(&mut events, &mut deps), Duration::from_millis(100)).unwrap();
-        if child.0.try_wait().unwrap().is_some() {
-            obs.poll(&mut Both(&mut events, &mut deps), Duration::from_millis(50)).unwrap();
-            break;
-        }
-    }
-    assert!(child.0.try_wait().unwrap().is_some_and(|s| s.success()), "the signal pair finished in time");
+    assert!(
+        watch(&mut obs, &mut child, 5, &mut Both(&mut events, &mut deps)),
+        "the signal pair finished in time"
+    );
     let found = deps.dependencies();
     let edge = found
         .iter()

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use schedlab_model::{Event, EventSink, Pid};
 use schedlab_sim::{
-    simulate_with, End, FairFlavor, FdTarget, Hooks, ObjectSpec, Op, Policy, Program, ProviderLayer,
+    simulate_with, End, FairFlavor, FdTarget, Hooks, ObjectSpec, Op, Policy, Program, ProviderLayer, Report,
     SimConfig, TaskSpec, Workload,
 };
 
@@ -61,20 +61,27 @@ fn client_server_as(policy: Policy) -> Workload {
     w
 }
 
+/// Runs `w` on one CPU under `fair` without a provider layer and with a layer that
+/// knows the client (pid 1) waits for `provider`; returns both reports and how often
+/// the layer was asked.
+fn vanilla_and_with(w: &Workload, fair: FairFlavor, provider: u32) -> (Report, Report, u32) {
+    let cfg = SimConfig::new(1, fair);
+    let vanilla = simulate_with(w, &cfg, Hooks::default()).unwrap();
+    let mut layer = Static { requester: Pid(1), provider: Pid(provider), asked: 0 };
+    let with = simulate_with(w, &cfg, Hooks { provider: Some(&mut layer), ..Hooks::default() }).unwrap();
+    (vanilla, with, layer.asked)
+}
+
 #[test]
 fn a_provider_runs_on_its_requesters_share() {
     for fair in [FairFlavor::Eevdf, FairFlavor::Cfs] {
-        let w = client_server();
-        let cfg = SimConfig::new(1, fair);
-        let vanilla = simulate_with(&w, &cfg, Hooks::default()).unwrap();
-        let mut layer = Static { requester: Pid(1), provider: Pid(2), asked: 0 };
-        let swap = simulate_with(&w, &cfg, Hooks { provider: Some(&mut layer), ..Hooks::default() }).unwrap();
+        let (vanilla, swap, asked) = vanilla_and_with(&client_server(), fair, 2);
         let (v, s) = (turnaround(&vanilla, "client"), turnaround(&swap, "client"));
         // Vanilla: the server gets a quarter of the CPU beside three hogs: ~1.2 s. With
         // the client's weight (88761 vs 3 × 1024) the server's 300 ms take ~310 ms.
         assert!(v > 1_000 * MS, "{fair:?}: vanilla {v}");
         assert!(s < 350 * MS, "{fair:?}: swap {s}");
-        assert!(layer.asked > 0);
+        assert!(asked > 0);
         // The CPU time is the server's own, not the client's.
         assert!(runtime(&swap, "server") >= 300 * MS);
         assert!(runtime(&swap, "client") < 5 * MS, "{}", runtime(&swap, "client"));
@@ -83,12 +90,8 @@ fn a_provider_runs_on_its_requesters_share() {
 
 #[test]
 fn without_a_runnable_provider_a_requester_just_blocks() {
-    let w = client_server();
-    let cfg = SimConfig::new(1, FairFlavor::Eevdf);
-    // A layer that names a task that never runs (the hog is never "runnable" to it).
-    let mut layer = Static { requester: Pid(1), provider: Pid(99), asked: 0 };
-    let with = simulate_with(&w, &cfg, Hooks { provider: Some(&mut layer), ..Hooks::default() }).unwrap();
-    let without = simulate_with(&w, &cfg, Hooks::default()).unwrap();
+    // A layer that names a task that does not exist, so never runnable.
+    let (without, with, _) = vanilla_and_with(&client_server(), FairFlavor::Eevdf, 99);
     assert_eq!(turnaround(&with, "client"), turnaround(&without, "client"));
 }
 
@@ -96,11 +99,7 @@ fn without_a_runnable_provider_a_requester_just_blocks() {
 fn a_real_time_requester_runs_its_fair_provider_at_real_time_priority() {
     // Paper 004's setting: the client is SCHED_FIFO, the server SCHED_OTHER.
     for fair in [FairFlavor::Timeshare, FairFlavor::Eevdf] {
-        let w = client_server_as(Policy::Fifo);
-        let cfg = SimConfig::new(1, fair);
-        let vanilla = simulate_with(&w, &cfg, Hooks::default()).unwrap();
-        let mut layer = Static { requester: Pid(1), provider: Pid(2), asked: 0 };
-        let swap = simulate_with(&w, &cfg, Hooks { provider: Some(&mut layer), ..Hooks::default() }).unwrap();
+        let (vanilla, swap, _) = vanilla_and_with(&client_server_as(Policy::Fifo), fair, 2);
         let (v, s) = (turnaround(&vanilla, "client"), turnaround(&swap, "client"));
         assert!(v > 1_000 * MS, "{fair:?}: vanilla {v}");
         // The server runs whenever the client would: 300 ms of work, nothing in between.

@@ -2,6 +2,8 @@
 //! daemon use the same code: PFS (paper 001) and, later, syscall profiles, classifiers
 //! and SWAP's dependency graph.
 
+/// CPU distribution planner of paper 000: fair share, weighted, isolation, co-location.
+pub mod distribution;
 pub mod learn;
 pub mod pfs;
 pub mod swap;

@@ -41,9 +41,6 @@ pub struct ClassifyOpts {
     json: bool,
 }
 
-/// The default model, trained on data/profiles.arff (see the README's "Default model").
-const DEFAULT_MODEL: &str = include_str!("../../../data/model.json");
-
 /// One classified process.
 #[derive(Debug, Serialize)]
 struct Classified {
@@ -61,7 +58,7 @@ pub fn run(opts: &ClassifyOpts) -> Result<()> {
     let model = match &opts.model {
         Some(p) => Classifier::from_json(&read(p)?)
             .with_context(|| format!("{} is not a classifier from `schedlab learn train`", p.display()))?,
-        None => Classifier::from_json(DEFAULT_MODEL).expect("the shipped model is valid (a test checks it)"),
+        None => Classifier::shipped(),
     };
     let clusters =
         match &opts.clusters {
@@ -129,7 +126,7 @@ mod tests {
 
     #[test]
     fn the_shipped_model_loads_and_knows_both_classes() {
-        let m = Classifier::from_json(DEFAULT_MODEL).unwrap();
+        let m = Classifier::shipped();
         assert_eq!(m.classes(), ["BACKGROUND", "INTERACTIVE"]);
     }
 }

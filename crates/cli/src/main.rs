@@ -2,15 +2,20 @@
 //! live machine. This file holds the top-level options and the dispatch; each
 //! subcommand lives in the module named after it.
 
+mod bench;
 mod classify;
 mod config;
 mod csv;
 mod human;
 mod learn;
+#[cfg(target_os = "linux")]
+mod monitor;
 mod observe;
 mod report;
 mod reproduce;
 mod restore;
+#[cfg(target_os = "linux")]
+mod run;
 mod simulate;
 mod table;
 mod tunables;
@@ -44,7 +49,14 @@ enum Command {
     Learn(learn::LearnOpts),
     Classify(classify::ClassifyOpts),
     Config(config::ConfigOpts),
+    #[cfg(target_os = "linux")]
+    Run(run::RunOpts),
+    #[cfg(target_os = "linux")]
+    Monitor(monitor::MonitorOpts),
+    #[cfg(target_os = "linux")]
+    Explain(monitor::ExplainOpts),
     Restore(restore::RestoreOpts),
+    Bench(bench::BenchOpts),
 }
 
 fn main() -> ExitCode {
@@ -56,7 +68,14 @@ fn main() -> ExitCode {
         Command::Learn(o) => learn::run(&o),
         Command::Classify(o) => classify::run(&o),
         Command::Config(o) => config::run(&o),
+        #[cfg(target_os = "linux")]
+        Command::Run(o) => run::run(&o),
+        #[cfg(target_os = "linux")]
+        Command::Monitor(o) => monitor::run(&o),
+        #[cfg(target_os = "linux")]
+        Command::Explain(o) => monitor::explain(&o),
         Command::Restore(o) => restore::run(&o),
+        Command::Bench(o) => bench::run(&o),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,8 +10,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use schedlab_behavior::learn::{long_to_arff, Dataset, FeatureVector, LongRecord, ProcessProfile};
+use schedlab_live::activity::Activity;
 use schedlab_live::dependencies::{Dependency, DependencyRecorder};
-use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState, Resource};
+use schedlab_live::process::{tgid_of, ProcInfo};
+use schedlab_model::{Event, EventSink, Ns, Pid, Resource};
 use schedlab_store::{
     Burst, DependencyEdge, DurationStats, Process, ProcessKey, Store, SyscallCount, Window,
 };
@@ -81,61 +83,7 @@ pub(crate) fn duration_parser(s: &str) -> Result<Ns, String> {
     }
 }
 
-/// One thread's scheduling as seen from its switches.
-#[derive(Clone, Debug, Default)]
-struct ThreadStats {
-    on_cpu_since: Option<Ns>,
-    blocked_since: Option<Ns>,
-    sleep: Ns,
-    runtime: Ns,
-    burst: Ns,
-    nvcsw: u64,
-    nivcsw: u64,
-    bursts: Vec<Ns>,
-}
-
-/// Per-thread run time, context switches and bursts from `Switch` events.
-#[derive(Debug, Default)]
-struct SwitchStats {
-    threads: HashMap<Pid, ThreadStats>,
-    events: u64,
-}
-
-impl EventSink for SwitchStats {
-    fn event(&mut self, e: &Event) {
-        self.events += 1;
-        if let EventKind::Wakeup { wakee, .. } = e.kind {
-            if let Some(since) = self.threads.get_mut(&wakee).and_then(|t| t.blocked_since.take()) {
-                self.threads.entry(wakee).or_default().sleep += e.time.saturating_sub(since);
-            }
-            return;
-        }
-        let EventKind::Switch { prev, prev_state, next, .. } = e.kind else { return };
-        if prev != Pid::IDLE {
-            let t = self.threads.entry(prev).or_default();
-            if let Some(since) = t.on_cpu_since.take() {
-                let ran = e.time.saturating_sub(since);
-                t.runtime += ran;
-                t.burst += ran;
-                match prev_state {
-                    PrevState::Runnable => t.nivcsw += 1,
-                    PrevState::Blocked | PrevState::Dead => {
-                        if prev_state == PrevState::Blocked {
-                            t.nvcsw += 1;
-                            t.blocked_since = Some(e.time);
-                        }
-                        t.bursts.push(std::mem::take(&mut t.burst));
-                    }
-                }
-            }
-        }
-        if next != Pid::IDLE {
-            self.threads.entry(next).or_default().on_cpu_since = Some(e.time);
-        }
-    }
-}
-
-struct Sinks<'a>(&'a mut SwitchStats, &'a mut DependencyRecorder);
+struct Sinks<'a>(&'a mut Activity, &'a mut DependencyRecorder);
 
 impl EventSink for Sinks<'_> {
     fn event(&mut self, e: &Event) {
@@ -236,11 +184,6 @@ fn proc_comm(pid: u32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim_end().to_string())
 }
 
-fn proc_tgid(pid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
-}
-
 fn percentile(sorted: &[Ns], p: f64) -> Ns {
     if sorted.is_empty() {
         return 0;
@@ -292,37 +235,6 @@ pub fn run(opts: &ObserveOpts) -> Result<()> {
     Ok(())
 }
 
-/// What `/proc` says of a process that the store keeps: start time (to tell a reused
-/// pid apart), parent, uid, command line and cgroup; defaults for one already gone.
-fn proc_key_and_info(pid: u32) -> (u64, u32, u32, Vec<String>, String) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the parenthesized comm: state is field 3, ppid 4, starttime 22.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ppid = fields.get(1).and_then(|f| f.parse().ok()).unwrap_or(0);
-    let start = fields.get(19).and_then(|f| f.parse().ok()).unwrap_or(0);
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let uid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|u| u.parse().ok())
-        .unwrap_or(0);
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            b.split(|&c| c == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into())
-                .collect()
-        })
-        .unwrap_or_default();
-    let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
-        .ok()
-        .and_then(|c| c.lines().last().map(str::to_string))
-        .unwrap_or_default();
-    (start, ppid, uid, cmdline, cgroup)
-}
-
 /// Keeps a window in the store: the window, its processes, their syscall counts and
 /// bursts, and the dependency edges.
 fn keep(store: &Store, r: &Report) -> Result<()> {
@@ -342,8 +254,8 @@ fn keep(store: &Store, r: &Report) -> Result<()> {
     })?;
     let mut keys = HashMap::new();
     for p in &r.processes {
-        let (start_time, ppid, uid, cmdline, cgroup) = proc_key_and_info(p.pid);
-        let key = ProcessKey { pid: Pid(p.pid), start_time };
+        let info = ProcInfo::read(p.pid).unwrap_or(ProcInfo { pid: p.pid, ..ProcInfo::default() });
+        let key = info.key();
         keys.insert(p.pid, key);
         let exe = (!p.exe.is_empty()).then(|| p.exe.clone());
         store.insert_process(&Process {
@@ -351,10 +263,10 @@ fn keep(store: &Store, r: &Report) -> Result<()> {
             key,
             comm: p.comm.clone(),
             exe,
-            cmdline,
-            cgroup,
-            uid,
-            ppid: Pid(ppid),
+            cmdline: info.cmdline,
+            cgroup: info.cgroup,
+            uid: info.uid,
+            ppid: Pid(info.ppid),
         })?;
         for (call, n) in &p.ranked {
             if let Some(nr) = schedlab_model::syscall_nr(call) {
@@ -396,7 +308,7 @@ pub(crate) fn observe_window(window_ns: Ns, pids: &[u32]) -> Result<Report> {
 
     let mut observer =
         Observer::start(ObserverOptions::default()).context("cannot start the live observer")?;
-    let mut stats = SwitchStats::default();
+    let mut stats = Activity::default();
     let mut deps = DependencyRecorder::new();
 
     let window = Duration::from_nanos(window_ns);
@@ -425,7 +337,7 @@ pub(crate) fn observe_window(window_ns: Ns, pids: &[u32]) -> Result<Report> {
 
     // The process of each thread and what it is called.
     let tgid_of = |pid: u32| -> u32 {
-        observer.task(pid).map(|t| t.tgid).filter(|&t| t != 0).or_else(|| proc_tgid(pid)).unwrap_or(pid)
+        observer.task(pid).map(|t| t.tgid).filter(|&t| t != 0).or_else(|| tgid_of(pid)).unwrap_or(pid)
     };
     let comm_of = |pid: u32| -> String {
         observer
@@ -600,21 +512,6 @@ fn write_human(out: &mut impl Write, r: &Report, top: usize) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    fn switch(time: Ns, prev: u32, prev_state: PrevState, next: u32) -> Event {
-        Event { time, kind: EventKind::Switch { cpu: 0, prev: Pid(prev), prev_state, next: Pid(next) } }
-    }
-
-    #[test]
-    fn sleep_runs_from_the_block_to_the_wakeup() {
-        let mut s = SwitchStats::default();
-        s.event(&switch(0, 0, PrevState::Runnable, 5));
-        s.event(&switch(10, 5, PrevState::Blocked, 0));
-        s.event(&Event { time: 70, kind: EventKind::Wakeup { waker: Pid(6), wakee: Pid(5), cpu: 0 } });
-        s.event(&switch(75, 0, PrevState::Runnable, 5));
-        let t = &s.threads[&Pid(5)];
-        assert_eq!((t.runtime, t.sleep, t.nvcsw), (10, 60, 1));
-    }
-
     #[test]
     fn a_window_is_kept_in_the_store() {
         let path = std::env::temp_dir().join(format!("schedlab-observe-{}.db", std::process::id()));
@@ -659,25 +556,9 @@ mod tests {
     }
 
     #[test]
-    fn bursts_merge_preemptions_and_end_at_a_block() {
-        let mut s = SwitchStats::default();
-        for e in [
-            switch(0, 0, PrevState::Runnable, 5),
-            switch(10, 5, PrevState::Runnable, 6),
-            switch(15, 6, PrevState::Blocked, 5),
-            switch(20, 5, PrevState::Blocked, 0),
-            switch(30, 0, PrevState::Runnable, 5),
-            switch(33, 5, PrevState::Dead, 0),
-        ] {
-            s.event(&e);
-        }
-        let t = &s.threads[&Pid(5)];
-        assert_eq!((t.runtime, t.nvcsw, t.nivcsw), (18, 1, 1));
-        assert_eq!(t.bursts, vec![15, 3]);
-        assert_eq!(s.threads[&Pid(6)].bursts, vec![5]);
-        s.event(&switch(40, 7, PrevState::Blocked, 0));
-        assert_eq!(s.threads[&Pid(7)].nvcsw, 0, "7 was not seen switching in: nothing to count");
+    fn percentiles_take_the_nearest_rank() {
         assert_eq!(percentile(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.9), 9);
+        assert_eq!(percentile(&[], 0.9), 0);
     }
 
     #[test]

@@ -68,12 +68,15 @@ pub struct Actuator<'s> {
     /// The value read back after schedlab's last change of each (process, setting):
     /// what [`Actuator::changed_externally`] compares against.
     last_set: HashMap<(ProcessKey, Setting), Value>,
+    /// This run's pending entries of each (process, setting), oldest first, with the
+    /// old value each would write back: what [`Actuator::revert`] undoes.
+    stacks: HashMap<(ProcessKey, Setting), Vec<(JournalId, Value)>>,
 }
 
 impl<'s> Actuator<'s> {
     /// An actuator journaling in `store`.
     pub fn new(store: &'s Store) -> Actuator<'s> {
-        Actuator { store, last_set: HashMap::new() }
+        Actuator { store, last_set: HashMap::new(), stacks: HashMap::new() }
     }
 
     /// The store the journal is kept in.
@@ -114,6 +117,80 @@ impl<'s> Actuator<'s> {
         self.change(process, Value::Policy(value))
     }
 
+    /// Undoes this run's latest change of `what` on the process (a boost ending): the
+    /// old value is written back and the entry marked undone, so an earlier change of
+    /// the same setting (the class's nice under a boost) is what the process has again.
+    /// Returns false if there was no such change. A process that is gone or not the same
+    /// is not touched; its entry is only marked undone.
+    pub fn revert(&mut self, process: &ProcessHandle, what: Setting) -> Result<bool> {
+        let key = (process.key(), what);
+        let Some((id, old)) = self.stacks.get_mut(&key).and_then(Vec::pop) else { return Ok(false) };
+        if process.is_same() {
+            match apply_to_threads(process, &old) {
+                Ok(()) => {}
+                Err(_) if !process.is_same() => {}
+                Err(e) => return Err(kernel_err(&format!("restore {}", what.as_str()), process.pid(), e)),
+            }
+        }
+        self.store.journal_mark_undone(id)?;
+        match self.stacks.get(&key).is_some_and(|v| !v.is_empty()) {
+            true => {
+                if let Ok(now) = Value::read(what, process.pid()) {
+                    self.last_set.insert(key, now);
+                }
+            }
+            false => {
+                self.stacks.remove(&key);
+                self.last_set.remove(&key);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Takes over a child that inherited settings schedlab changed on its parent (the
+    /// kernel copies affinity, nice and policy at fork): for each setting with a pending
+    /// change on `parent`, the child gets a journal entry whose old value is the
+    /// parent's original one, so a restore returns the child to what it would have had
+    /// without schedlab. Returns how many settings were taken over.
+    pub fn adopt(&mut self, child: &ProcessHandle, parent: ProcessKey) -> Result<usize> {
+        let mut n = 0;
+        for what in Setting::ALL {
+            let Some(original) =
+                self.stacks.get(&(parent, what)).and_then(|v| v.first()).map(|(_, v)| v.clone())
+            else {
+                continue;
+            };
+            let Ok(now) = Value::read(what, child.pid()) else { continue };
+            if !child.is_same() {
+                return Err(ActuatorError::NotSame(child.key()));
+            }
+            let id = self.store.journal_insert(&Change {
+                time_unix_ns: now_unix_ns(),
+                target: child.key(),
+                what,
+                old_value: original.to_string(),
+                new_value: now.to_string(),
+            })?;
+            self.store.journal_mark_applied(id)?;
+            self.stacks.entry((child.key(), what)).or_default().push((id, original));
+            self.last_set.insert((child.key(), what), now);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Forgets a process that exited: its pending entries are marked undone (there is
+    /// nothing left to restore).
+    pub fn forget(&mut self, key: ProcessKey) -> Result<()> {
+        for what in Setting::ALL {
+            for (id, _) in self.stacks.remove(&(key, what)).unwrap_or_default() {
+                self.store.journal_mark_undone(id)?;
+            }
+            self.last_set.remove(&(key, what));
+        }
+        Ok(())
+    }
+
     /// Whether a setting schedlab changed on this process now differs from what
     /// schedlab last set (a user's renice, taskset or chrt: the user wins, and the caller
     /// stops managing the process), or can no longer be read (the process is gone or not
@@ -141,6 +218,7 @@ impl<'s> Actuator<'s> {
             }
         }
         self.last_set.retain(|(k, _), _| *k != key);
+        self.stacks.retain(|(k, _), _| *k != key);
         Ok(())
     }
 
@@ -162,6 +240,7 @@ impl<'s> Actuator<'s> {
             }
             self.store.journal_mark_undone(entry.id)?;
             self.last_set.remove(&(entry.change.target, entry.change.what));
+            self.stacks.remove(&(entry.change.target, entry.change.what));
         }
         Ok(report)
     }
@@ -192,6 +271,7 @@ impl<'s> Actuator<'s> {
             return Err(kernel_err(&verb, pid, e));
         }
         self.store.journal_mark_applied(id)?;
+        self.stacks.entry((process.key(), what)).or_default().push((id, old));
         let now =
             Value::read(what, pid).map_err(|e| kernel_err(&format!("read {}", what.as_str()), pid, e))?;
         self.last_set.insert((process.key(), what), now);

@@ -20,15 +20,31 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #
 # A class says where and how its processes run:
 #   cpus     = "0-1,3"  CPU list as `taskset -c` takes it (default: all CPUs)
-#   plan     = "fair-share" (each CPU gets an equal share of the class, the thesis's
-#              Table 4-7), "weighted" (shares by `weight`) or "isolate" (the class
-#              alone on `cpus`)
-#   weight   = 1        for plan = "weighted"
+#   plan     = "fair-share" (each process bound to one CPU, every CPU getting the
+#              same number of the class's processes: the thesis's Table 4-7),
+#              "weighted" (bound to one CPU each, split by `shares`) or "isolate"
+#              (the class may use all of `cpus`; other classes are kept off them)
+#   shares   = [3, 7]   for plan = "weighted": one share per CPU of `cpus`
+#              (30 % of the class's processes on the first, 70 % on the second)
 #   cpuset   = false    confine with a cpuset cgroup instead of sched_setaffinity
 #   nice     = 0        -20..19
 #   policy   = "other"  other, batch, idle, fifo or rr (fifo/rr need rt_priority and
 #              are bounded by rt_max_ms of CPU per second)
 #   rt_priority = 1..99, rt_max_ms = 1..950
+#
+# [daemon] sets what the daemon does besides the classes (defaults shown):
+#   model = true          classify processes no rule matches with the learned model,
+#                         once they have been watched for `model_after_ms`
+#   model_after_ms = 2000
+#   replan_ms = 1000      how often the CPU plans are recomputed
+#   colocate = true       keep processes joined by strong dependencies on one CPU
+#   boost = true          provider boosting (SWAP): a blocked process's most confident
+#                         runnable provider inherits its priority
+#   boost_max_ms = 100    a boost never lasts longer than this
+#   slices = true         burst-aware slices (PFS): a predicted burst that ends
+#                         within the default slice + slice_tm_ms gets that slice
+#   slice_tm_ms = 20      T_m; slice_x and slice_y (percent, default 10) adapt
+#                         predictions as the paper's rules 3-5
 
 [[rule]]
 match = { comm = "kworker*" }
@@ -75,7 +91,7 @@ struct RawRule {
 struct RawClass {
     cpus: Option<Spanned<String>>,
     plan: Option<Spanned<String>>,
-    weight: Option<Spanned<u32>>,
+    shares: Option<Spanned<Vec<u32>>>,
     cpuset: Option<bool>,
     nice: Option<Spanned<i64>>,
     policy: Option<Spanned<String>>,
@@ -91,15 +107,55 @@ struct RawConfig {
     rules: Vec<RawRule>,
     #[serde(default, rename = "class")]
     classes: BTreeMap<String, RawClass>,
+    #[serde(default)]
+    daemon: Daemon,
+}
+
+/// What the daemon does besides applying classes: the `[daemon]` table.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Daemon {
+    /// Classify processes no rule matches with the learned model.
+    pub model: bool,
+    /// How long a process is watched before the model classifies it, in ms.
+    pub model_after_ms: u64,
+    /// How often the CPU plans are recomputed, in ms.
+    pub replan_ms: u64,
+    /// Keep processes joined by strong dependency edges on one CPU.
+    pub colocate: bool,
+    /// Provider boosting (paper 004).
+    pub boost: bool,
+    /// The longest a boost lasts, in ms.
+    pub boost_max_ms: u64,
+    /// Burst-aware slices (paper 001).
+    pub slices: bool,
+    /// PFS's T_m, in ms.
+    pub slice_tm_ms: u64,
+    /// PFS's x, in percent.
+    pub slice_x: u32,
+    /// PFS's y, in percent.
+    pub slice_y: u32,
+}
+
+impl Default for Daemon {
+    fn default() -> Self {
+        Daemon {
+            model: true,
+            model_after_ms: 2000,
+            replan_ms: 1000,
+            colocate: true,
+            boost: true,
+            boost_max_ms: 100,
+            slices: true,
+            slice_tm_ms: 20,
+            slice_x: 10,
+            slice_y: 10,
+        }
+    }
 }
 
 /// How a class is spread over its CPUs (paper 000's distribution).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Plan {
-    FairShare,
-    Weighted(u32),
-    Isolate,
-}
+pub use schedlab_behavior::distribution::Plan;
 
 /// A scheduling policy a class may ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +193,7 @@ pub struct Rule {
 pub struct Config {
     pub rules: Vec<Rule>,
     pub classes: BTreeMap<String, Class>,
+    pub daemon: Daemon,
 }
 
 /// What is wrong with a configuration, and where.
@@ -222,7 +279,28 @@ impl Config {
             };
             let plan = match c.plan.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
                 None | Some(("fair-share", _)) => Plan::FairShare,
-                Some(("weighted", _)) => Plan::Weighted(c.weight.as_ref().map_or(1, |w| *w.get_ref()).max(1)),
+                Some(("weighted", span)) => {
+                    let Some(shares) = &c.shares else {
+                        return Err(err(
+                            Some(span),
+                            "plan 'weighted' needs shares = [..], one per CPU".into(),
+                        ));
+                    };
+                    let n = cpus.as_ref().map_or(0, Vec::len);
+                    if cpus.is_none()
+                        || shares.get_ref().len() != n
+                        || shares.get_ref().iter().all(|&w| w == 0)
+                    {
+                        return Err(err(
+                            Some(shares.span()),
+                            format!(
+                                "shares needs one share per CPU of `cpus` ({n} CPUs), not all 0; got {}",
+                                shares.get_ref().len()
+                            ),
+                        ));
+                    }
+                    Plan::Weighted(shares.get_ref().clone())
+                }
                 Some(("isolate", _)) => Plan::Isolate,
                 Some((other, span)) => {
                     return Err(err(
@@ -299,7 +377,15 @@ impl Config {
             }
             rules.push(Rule { matches: r.matches.clone(), class: class.clone() });
         }
-        Ok(Config { rules, classes })
+        let d = &raw.daemon;
+        if d.slice_tm_ms == 0 || d.boost_max_ms == 0 || d.replan_ms == 0 || d.slice_x > 100 || d.slice_y > 100
+        {
+            return Err(err(
+                None,
+                "[daemon]: slice_tm_ms, boost_max_ms and replan_ms must be positive; slice_x and slice_y at most 100".into(),
+            ));
+        }
+        Ok(Config { rules, classes, daemon: raw.daemon })
     }
 }
 
@@ -316,7 +402,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.rules[0].matches.comm.as_deref(), Some("my-batch-job"));
         let b = &c.classes["batch"];
-        assert_eq!((b.cpus.clone(), b.nice, b.plan), (Some(vec![1]), Some(10), Plan::FairShare));
+        assert_eq!((b.cpus.clone(), b.nice, b.plan.clone()), (Some(vec![1]), Some(10), Plan::FairShare));
     }
 
     #[test]
@@ -335,6 +421,8 @@ mod tests {
             ("[[rule]]\nmatch = { comm = \"x\" }\nclass = \"nope\"\n", (3, 9), "not defined"),
             ("[class.a]\npolicy = \"fifo\"\n", (2, 10), "needs rt_priority"),
             ("[class.a]\nplan = \"spread\"\n", (2, 8), "fair-share"),
+            ("[class.a]\ncpus = \"0-1\"\nplan = \"weighted\"\nshares = [1]\n", (4, 10), "one share per CPU"),
+            ("[daemon]\nboost = 1\n", (2, 9), "expected a boolean"),
             ("[class.a\n", (1, 9), ""),
         ];
         for (text, at, message) in cases {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use schedlab_behavior::swap::{SwapDetector, SwapParams};
-use schedlab_model::{Event, EventKind, EventSink, Pid, Resource};
+use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, Resource};
 use serde::Serialize;
 
 /// One dependency: `requester` blocked on `resource` and `provider` woke it.
@@ -61,6 +61,11 @@ impl DependencyRecorder {
     /// The detector.
     pub fn detector(&self) -> &SwapDetector {
         &self.detector
+    }
+
+    /// Charges running time up to `now` (SWAP's confidence feedback) without an event.
+    pub fn advance_to(&mut self, now: Ns) {
+        self.detector.advance_to(now);
     }
 
     /// The edges found, most wakeups first.

@@ -1,11 +1,19 @@
 //! The live world on Linux: the eBPF observer ([`observer`], Linux only), the
 //! dependencies SWAP finds in its events ([`dependencies`]) and the peers of UNIX
 //! sockets they need ([`socket_peers`], Linux only), and the daemon's configuration
-//! ([`config`]).
+//! ([`config`]), and the cpuset cgroups the actuator moves processes into ([`cgroup`],
+//! Linux only).
 
+pub mod activity;
 #[cfg(target_os = "linux")]
 pub mod actuator;
+#[cfg(target_os = "linux")]
+pub mod bench;
+#[cfg(target_os = "linux")]
+pub mod cgroup;
 pub mod config;
+#[cfg(target_os = "linux")]
+pub mod daemon;
 pub mod dependencies;
 #[cfg(target_os = "linux")]
 pub mod observer;

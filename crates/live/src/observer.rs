@@ -402,6 +402,21 @@ impl Observer {
         Ok(out)
     }
 
+    /// Marks thread `tid` urgent (or not): when an urgent thread blocks, the kernel side
+    /// wakes the reader at once instead of waiting for the wake-up threshold, so the
+    /// daemon reacts to that block within microseconds rather than a poll period.
+    pub fn set_urgent(&self, tid: u32, urgent: bool) -> Result<(), ObserverError> {
+        let map = &self.skel.maps.urgent;
+        let key = tid.to_ne_bytes();
+        if urgent {
+            map.update(&key, &[1u8], MapFlags::ANY).map_err(bpf("marking a thread urgent"))
+        } else {
+            // Deleting a key that is not there is not an error here.
+            let _ = map.delete(&key);
+            Ok(())
+        }
+    }
+
     /// Records the kernel side could not put in the full ring buffer.
     pub fn lost_events(&self) -> Result<u64, ObserverError> {
         let per_cpu = self

@@ -133,3 +133,106 @@ pub fn start_time(pid: Pid) -> io::Result<u64> {
         .parse()
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("start time of {}: {e}", pid.0)))
 }
+
+/// What `/proc` says of a process: what the daemon's rules match on and the store keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProcInfo {
+    /// The pid.
+    pub pid: u32,
+    /// Start time (field 22 of `/proc/PID/stat`), to tell a reused pid apart.
+    pub start_time: u64,
+    /// The task name (`/proc/PID/comm`).
+    pub comm: String,
+    /// The executable's path, empty for kernel threads or when unreadable.
+    pub exe: String,
+    /// The arguments.
+    pub cmdline: Vec<String>,
+    /// The last line of `/proc/PID/cgroup` (the v2 path on a pure v2 machine).
+    pub cgroup: String,
+    /// The real user id.
+    pub uid: u32,
+    /// The parent's pid.
+    pub ppid: u32,
+    /// A kernel thread (`PF_KTHREAD` in the flags of `/proc/PID/stat`).
+    pub kthread: bool,
+}
+
+/// `PF_KTHREAD` from include/linux/sched.h.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+impl ProcInfo {
+    /// Reads `/proc/PID/…`; fails only if the process is gone (stat unreadable); other
+    /// fields fall back to empty values.
+    pub fn read(pid: u32) -> io::Result<ProcInfo> {
+        let fields = stat_fields(Pid(pid))?;
+        // fields[0] is field 3 (state): ppid is field 4, flags 9, start time 22.
+        let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let uid = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|u| u.parse().ok())
+            .unwrap_or(0);
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|b| {
+                b.split(|&c| c == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let read_trim = |what: &str| {
+            std::fs::read_to_string(format!("/proc/{pid}/{what}")).unwrap_or_default().trim_end().to_string()
+        };
+        let cgroup = read_trim("cgroup").lines().last().unwrap_or_default().to_string();
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe"))
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        Ok(ProcInfo {
+            pid,
+            start_time: field(22),
+            comm: read_trim("comm"),
+            exe,
+            cmdline,
+            cgroup,
+            uid,
+            ppid: field(4) as u32,
+            kthread: field(9) & PF_KTHREAD != 0,
+        })
+    }
+
+    /// The process identity the journal records.
+    pub fn key(&self) -> ProcessKey {
+        ProcessKey { pid: Pid(self.pid), start_time: self.start_time }
+    }
+}
+
+/// The pids of every process (`/proc/[0-9]*`), in increasing order.
+pub fn all_pids() -> io::Result<Vec<u32>> {
+    let mut pids: Vec<u32> =
+        std::fs::read_dir("/proc")?.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
+    pids.sort_unstable();
+    Ok(pids)
+}
+
+/// The thread group (process) of thread `tid`, from `/proc/TID/status`.
+pub fn tgid_of(tid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_this_process_and_knows_kernel_threads() {
+        let me = ProcInfo::read(std::process::id()).unwrap();
+        assert!(!me.kthread && !me.exe.is_empty() && me.start_time > 0 && me.ppid > 0, "{me:?}");
+        let kthreadd = ProcInfo::read(2).unwrap();
+        assert!(kthreadd.kthread && kthreadd.exe.is_empty(), "{kthreadd:?}");
+        assert_eq!(tgid_of(std::process::id()), Some(std::process::id()));
+        assert!(all_pids().unwrap().contains(&1));
+    }
+}

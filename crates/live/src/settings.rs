@@ -6,11 +6,16 @@
 //! | affinity | `sched_getaffinity` / `sched_setaffinity` | CPU list, `"0-1"`, `"1,3"`  |
 //! | nice     | `getpriority` / `setpriority`     | `"10"`                              |
 //! | policy   | `sched_getattr` / `sched_setattr` | `"SCHED_OTHER/0/0"`: policy / real-time priority / `sched_runtime` ns |
+//! | cgroup   | `/proc/PID/cgroup` / `cgroup.procs` of the cpuset hierarchy ([`crate::cgroup`]) | cgroup path from the hierarchy's root, `"/"`, `"/schedlab.slice/batch"` |
 //!
 //! For `SCHED_OTHER` (and BATCH, IDLE) `sched_runtime` is the EEVDF per-task slice; the
 //! kernel clamps it to 100 µs–100 ms and 0 means the default. `sched_getattr` reports the
 //! default as the base slice itself, so a slice equal to the default (read from
 //! `kthreadd`, a kernel thread nobody gives a slice) is written as 0.
+//!
+//! The cgroup is per process, not per thread: applying it to a thread moves its whole
+//! thread group (its tgid is written to `cgroup.procs`), and does nothing when the thread
+//! is in that cgroup already, so applying it to every thread of a process is harmless.
 
 use std::fmt;
 use std::io;
@@ -170,6 +175,9 @@ pub enum Value {
     Nice(i32),
     /// The scheduling policy and its parameters.
     Policy(PolicyValue),
+    /// The cgroup of the process in the cpuset hierarchy ([`crate::cgroup::Hierarchy::detect`]),
+    /// as a path from the hierarchy's root: `"/"`, `"/schedlab.slice/batch"`.
+    Cgroup(String),
 }
 
 impl Value {
@@ -179,17 +187,19 @@ impl Value {
             Value::Affinity(_) => Setting::Affinity,
             Value::Nice(_) => Setting::Nice,
             Value::Policy(_) => Setting::Policy,
+            Value::Cgroup(_) => Setting::Cgroup,
         }
     }
 
-    /// Reads setting `what` of thread `tid`. Slice and cgroup are not settings this
-    /// module handles (`Unsupported`).
+    /// Reads setting `what` of thread `tid`. Slice is not a setting this module handles
+    /// (`Unsupported`; it is part of the policy).
     pub fn read(what: Setting, tid: Pid) -> io::Result<Value> {
         match what {
             Setting::Affinity => get_affinity(tid).map(Value::Affinity),
             Setting::Nice => get_nice(tid).map(Value::Nice),
             Setting::Policy => get_policy(tid).map(Value::Policy),
-            Setting::Slice | Setting::Cgroup => Err(unsupported(what)),
+            Setting::Cgroup => crate::cgroup::current_cpuset_cgroup(tid).map(Value::Cgroup),
+            Setting::Slice => Err(unsupported(what)),
         }
     }
 
@@ -199,19 +209,24 @@ impl Value {
             Setting::Affinity => CpuSet::parse(text).map(Value::Affinity),
             Setting::Nice => text.trim().parse().ok().filter(|n| (-20..=19).contains(n)).map(Value::Nice),
             Setting::Policy => PolicyValue::parse(text).map(Value::Policy),
-            Setting::Slice | Setting::Cgroup => return Err(unsupported(what)),
+            Setting::Cgroup => Some(text.trim())
+                .filter(|p| crate::cgroup::check_cgroup_path(p).is_ok())
+                .map(|p| Value::Cgroup(p.to_string())),
+            Setting::Slice => return Err(unsupported(what)),
         };
         v.ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidData, format!("bad {} value {text:?}", what.as_str()))
         })
     }
 
-    /// Writes the value to thread `tid`.
+    /// Writes the value to thread `tid`. A cgroup is written to the whole process of
+    /// `tid`, unless `tid` is in it already (see the module documentation).
     pub fn apply(&self, tid: Pid) -> io::Result<()> {
         match self {
             Value::Affinity(cpus) => set_affinity(tid, cpus),
             Value::Nice(n) => set_nice(tid, *n),
             Value::Policy(p) => set_policy(tid, p),
+            Value::Cgroup(path) => set_cgroup(tid, path),
         }
     }
 }
@@ -222,6 +237,7 @@ impl fmt::Display for Value {
             Value::Affinity(c) => c.fmt(f),
             Value::Nice(n) => n.fmt(f),
             Value::Policy(p) => p.fmt(f),
+            Value::Cgroup(path) => f.write_str(path),
         }
     }
 }
@@ -394,6 +410,20 @@ pub fn set_policy(tid: Pid, p: &PolicyValue) -> io::Result<()> {
     sched_setattr(tid, &attr)
 }
 
+/// Moves the process of thread `tid` to cgroup `path` of the cpuset hierarchy, unless
+/// `tid` is there already: the process's tgid is written to `cgroup.procs`, which moves
+/// all its threads (v1 and v2 alike).
+pub fn set_cgroup(tid: Pid, path: &str) -> io::Result<()> {
+    let hierarchy = crate::cgroup::Hierarchy::detect()?;
+    if hierarchy.current_cgroup(tid)? == path {
+        return Ok(());
+    }
+    let tgid = crate::process::tgid_of(tid.0).ok_or_else(|| {
+        io::Error::new(io::ErrorKind::NotFound, format!("no thread {} (reading its Tgid)", tid.0))
+    })?;
+    hierarchy.move_to(Pid(tgid), path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,5 +450,18 @@ mod tests {
         assert!(PolicyValue::new(Policy::Other, 1, 0).is_err());
         assert_eq!(PolicyValue::parse("SCHED_DEADLINE/0/0"), None);
         assert_eq!(std::mem::size_of::<SchedAttr>(), 56);
+    }
+
+    #[test]
+    fn cgroup_text_round_trips() {
+        for text in ["/", "/schedlab.slice/batch", "/schedlab/batch"] {
+            let v = Value::parse(Setting::Cgroup, text).unwrap();
+            assert_eq!(v, Value::Cgroup(text.to_string()));
+            assert_eq!(v.to_string(), text);
+            assert_eq!(v.setting(), Setting::Cgroup);
+        }
+        for bad in ["", "batch", "/a/", "/../x"] {
+            assert!(Value::parse(Setting::Cgroup, bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -233,7 +233,16 @@ impl Node {
     }
 }
 
+/// The shipped model (JSON), trained on data/profiles.arff (see the README's "Default
+/// model"): what `schedlab classify` and the daemon use when given no model.
+pub const DEFAULT_MODEL_JSON: &str = include_str!("../../../../data/model.json");
+
 impl Classifier {
+    /// The shipped model ([`DEFAULT_MODEL_JSON`]).
+    pub fn shipped() -> Classifier {
+        Classifier::from_json(DEFAULT_MODEL_JSON).expect("the shipped model is valid (a test checks it)")
+    }
+
     /// Trains a tree on every row of `dataset`; all rows must be labeled.
     pub fn train(dataset: &Dataset, params: &TreeParams) -> Result<Classifier, LearnError> {
         let rows: Vec<usize> = (0..dataset.rows.len()).collect();

@@ -6,6 +6,9 @@ use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState};
 
 use crate::pfs::{Controller, Decision, Log, LogState, PfsParams, PfsStore};
 
+/// The most state changes kept for one process without a PFS; past this it gets none.
+pub const MAX_LOG_ENTRIES: usize = 200_000;
+
 /// PFS for a whole machine: processes of programs without a PFS are logged and get one
 /// when they exit; processes of programs with one are scheduled by the controller,
 /// whose adjustments update the store, so the knowledge adapts run after run.
@@ -46,6 +49,11 @@ impl PfsScheduler {
     fn log(&mut self, pid: u32, now: Ns, state: LogState) {
         if let Some(log) = self.logs.get_mut(&pid) {
             log.record(now, state);
+            if log.entries.len() > MAX_LOG_ENTRIES {
+                // A long-lived process: its flow would be too long to predict anything
+                // from, and the log would grow without end in a daemon.
+                self.logs.remove(&pid);
+            }
         }
     }
 }

@@ -156,6 +156,15 @@ struct {
 
 const volatile u64 enter_repeat_ns = 10 * 1000 * 1000;
 
+/* Threads whose blocking wakes the reader at once (the daemon's boost candidates: a
+ * boost is only useful if it comes quickly). Filled by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, u32);
+	__type(value, u8);
+} urgent SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 * 1024 * 1024);
@@ -292,6 +301,7 @@ int on_sched_switch(struct tp_sched_switch *ctx)
 	r->pid2 = ctx->next_pid;
 	r->value = ctx->prev_state;
 	__builtin_memcpy(r->comm, ctx->next_comm, 16);
+	u64 flag = wakeup_flag();
 	if (prev && (ctx->prev_state & 0xcf)) {
 		struct last_call *lc = bpf_map_lookup_elem(&last_calls, &prev);
 		if (lc) {
@@ -300,8 +310,10 @@ int on_sched_switch(struct tp_sched_switch *ctx)
 			r->args[1] = lc->args[1];
 			r->args[2] = lc->args[2];
 		}
+		if (bpf_map_lookup_elem(&urgent, &prev))
+			flag = BPF_RB_FORCE_WAKEUP;
 	}
-	bpf_ringbuf_submit(r, wakeup_flag());
+	bpf_ringbuf_submit(r, flag);
 	return 0;
 }
 

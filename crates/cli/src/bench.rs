@@ -1,0 +1,284 @@
+//! `schedlab bench`: benchmarks on the live machine. `bench deps` is SWAP's
+//! client-server microbenchmark: does a high-priority client waiting on a low-priority
+//! server get its answers on a loaded machine?
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use schedlab_model::Ns;
+
+use crate::human::duration;
+use crate::table::{Align, Table};
+
+const DEPS_EXAMPLES: &str = "\
+Examples:
+  # all six IPC kinds, 8 hogs per CPU, without and with the server reniced by hand
+  sudo schedlab bench deps
+
+  # the pipe only, with schedlab run boosting the server, as JSON
+  sudo schedlab bench deps --ipc pipe --with-daemon --json | jq '.kinds[0].cells'";
+
+/// Benchmarks on the live machine.
+#[derive(Debug, Args)]
+pub struct BenchOpts {
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+/// The benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    Deps(DepsOpts),
+    /// One process of a benchmark (the runner starts these itself).
+    #[command(hide = true)]
+    Worker(WorkerOpts),
+}
+
+/// SWAP's client-server microbenchmark: a client at nice -20 waits on a server at nice
+/// 0, per IPC kind, unloaded, loaded, with the server reniced by hand and with
+/// `schedlab run`.
+///
+/// The client ("sl-client", nice -20) sends a request and blocks until the server
+/// ("sl-server", nice 0) has bubble-sorted an array of random integers (about 12 ms
+/// unloaded) and answered, through one of six IPC kinds: a UNIX socketpair (sock), a
+/// pipe, a SysV message queue (msg), SysV semaphores (sem), signals (sig: SIGUSR1 asks,
+/// the client waits in sigtimedwait for SIGUSR2) or flock (the server holds a lock on a
+/// file while it works; the client blocks in flock). The client records each round
+/// trip's completion time with CLOCK_MONOTONIC.
+///
+/// Each kind is measured unloaded; loaded with --load busy loops ("sl-hog", nice 0)
+/// pinned to each CPU; loaded with the server reniced to -20 by hand (the reference:
+/// what a user who knew the dependency would do; --no-reference skips it); and, with
+/// --with-daemon, loaded while `schedlab run` boosts providers (started with a
+/// configuration that disables the model, so only boosting acts; its boost reaction
+/// time is read from its socket's stats). The table gives per cell the median, mean and
+/// 90th percentile completion time and the median's ratio to the unloaded one. The
+/// paper's point: loaded, plain Linux is an order of magnitude slower; with the
+/// dependency accounted for, the client is about as fast as unloaded.
+///
+/// Needs root (nice -20). Workers are this binary re-executed; every process is in its
+/// own process group and killed when the benchmark ends, fails or is interrupted.
+#[derive(Debug, Args)]
+#[command(after_long_help = DEPS_EXAMPLES)]
+pub struct DepsOpts {
+    /// The IPC kinds to measure, comma-separated.
+    #[arg(long, value_name = "KINDS", value_delimiter = ',', default_value = "sock,pipe,msg,sem,sig,flock")]
+    pub ipc: Vec<schedlab_live_kind::IpcKind>,
+    /// CPU hogs per CPU in the loaded scenarios.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub load: u32,
+    /// Measured round trips per cell.
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iterations: u32,
+    /// Round trips before those, not counted.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub warmup: u32,
+    /// Integers the server sorts per request [default: 4800, about 12 ms on the development VM in a release build].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
+    pub sort_len: Option<u64>,
+    /// Also measure with `schedlab run` boosting providers.
+    #[arg(long)]
+    pub with_daemon: bool,
+    /// Skip the reference cell (the server reniced to -20 by hand).
+    #[arg(long)]
+    pub no_reference: bool,
+    /// Stop (and fail) if the whole run takes longer than this (with a unit: 90s, 900s).
+    #[arg(long, value_name = "DURATION", default_value = "900s", value_parser = crate::observe::duration_parser)]
+    pub time_limit: Ns,
+    /// Print the results as JSON (every sample included).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The arguments of a worker process.
+#[derive(Debug, Args)]
+pub struct WorkerOpts {
+    /// The worker's arguments (its role, then its options).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    pub args: Vec<String>,
+}
+
+/// The IPC kind type, or a stand-in where the live side does not exist.
+#[cfg(target_os = "linux")]
+mod schedlab_live_kind {
+    pub use schedlab_live::bench::ipc::IpcKind;
+}
+
+#[cfg(not(target_os = "linux"))]
+mod schedlab_live_kind {
+    pub type IpcKind = String;
+}
+
+pub fn run(opts: &BenchOpts) -> Result<()> {
+    match &opts.command {
+        BenchCommand::Deps(o) => deps(o),
+        BenchCommand::Worker(o) => worker(o),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn deps(_: &DepsOpts) -> Result<()> {
+    anyhow::bail!("schedlab bench needs Linux")
+}
+
+#[cfg(not(target_os = "linux"))]
+fn worker(_: &WorkerOpts) -> Result<()> {
+    anyhow::bail!("schedlab bench needs Linux")
+}
+
+#[cfg(target_os = "linux")]
+fn worker(opts: &WorkerOpts) -> Result<()> {
+    schedlab_live::bench::workers::worker_main(&opts.args).context("benchmark worker failed")
+}
+
+#[cfg(target_os = "linux")]
+fn deps(opts: &DepsOpts) -> Result<()> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use schedlab_live::bench::deps::{run_deps, DepsConfig};
+    use schedlab_live::bench::workers::DEFAULT_SORT_LEN;
+
+    let mut kinds = Vec::new();
+    for k in &opts.ipc {
+        if !kinds.contains(k) {
+            kinds.push(*k);
+        }
+    }
+    let cfg = DepsConfig {
+        kinds,
+        load: opts.load,
+        iterations: opts.iterations,
+        warmup: opts.warmup,
+        sort_len: opts.sort_len.map_or(DEFAULT_SORT_LEN, |n| n as usize),
+        with_daemon: opts.with_daemon,
+        reference: !opts.no_reference,
+        time_limit: Duration::from_nanos(opts.time_limit),
+        exe: std::env::current_exe().context("cannot find this program's path to start its workers")?,
+        ..DepsConfig::default()
+    };
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
+            .expect("a valid progress template"),
+    );
+    let report = run_deps(&cfg, &mut |p| {
+        bar.set_prefix(format!("cell {}/{}", p.cell + 1, p.cells));
+        bar.set_message(format!("{} {}", p.kind, p.scenario.name()));
+        bar.set_length(p.total as u64);
+        bar.set_position(p.done as u64);
+    });
+    bar.finish_and_clear();
+    let report = report.context("the dependency benchmark failed")?;
+
+    let mut out = io::stdout().lock();
+    if opts.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let ms = |v: f64| duration((v * 1e6).round() as Ns);
+    let daemon = report.kinds.iter().flat_map(|k| &k.cells).any(|c| c.daemon.is_some());
+    let mut columns = vec![
+        ("IPC", Align::Left),
+        ("SCENARIO", Align::Left),
+        ("MEDIAN", Align::Right),
+        ("MEAN", Align::Right),
+        ("P90", Align::Right),
+        ("×UNLOADED", Align::Right),
+    ];
+    if daemon {
+        columns.extend([("BOOST P50", Align::Right), ("BOOST P99", Align::Right), ("BOOSTS", Align::Right)]);
+    }
+    let mut table = Table::new(&columns);
+    let mut notes = Vec::new();
+    for k in &report.kinds {
+        for c in &k.cells {
+            let mut row = vec![
+                k.kind.to_string(),
+                c.scenario.name().to_string(),
+                ms(c.stats.median_ms),
+                ms(c.stats.mean_ms),
+                ms(c.stats.p90_ms),
+                format!("{:.2}", c.ratio_to_unloaded),
+            ];
+            if let Some(d) = &c.daemon {
+                match &d.boost_reaction_us {
+                    Some(b) => row.extend([
+                        duration((b.p50 * 1e3).round() as Ns),
+                        duration((b.p99 * 1e3).round() as Ns),
+                        b.count.to_string(),
+                    ]),
+                    None => row.extend(["-".to_string(), "-".to_string(), "-".to_string()]),
+                }
+                if let Some(e) = &d.stats_error {
+                    notes.push(format!("{}: no daemon stats: {e}", k.kind));
+                }
+                if d.killed {
+                    notes.push(format!("{}: the daemon ignored SIGINT for 10 s and was killed", k.kind));
+                }
+            }
+            table.row(row);
+        }
+    }
+    table.write(&mut out)?;
+    writeln!(
+        out,
+        "\n{} measured round trips per cell ({} warm-up), {} integers sorted per request, \
+         {} hog{} on each of CPUs {:?}, client at nice {}; {:.1} s.",
+        report.iterations,
+        report.warmup,
+        report.sort_len,
+        report.load,
+        if report.load == 1 { "" } else { "s" },
+        report.cpus,
+        report.client_nice,
+        report.wall_s
+    )?;
+    for n in notes {
+        writeln!(out, "note: {n}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tests::parse;
+    use crate::Command;
+
+    use super::*;
+
+    fn parse_deps(args: &[&str]) -> DepsOpts {
+        let mut all = vec!["bench", "deps"];
+        all.extend_from_slice(args);
+        match parse(&all).unwrap().command {
+            Command::Bench(BenchOpts { command: BenchCommand::Deps(d) }) => d,
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn deps_options_parse() {
+        let d = parse_deps(&[]);
+        assert_eq!((d.ipc.len(), d.load, d.iterations, d.warmup), (6, 8, 30, 3));
+        assert!(!d.with_daemon && !d.no_reference && !d.json);
+        let d = parse_deps(&["--ipc", "pipe,sig", "--load", "1", "--iterations", "3", "--with-daemon"]);
+        assert_eq!(d.ipc.iter().map(|k| k.to_string()).collect::<Vec<_>>(), ["pipe", "sig"]);
+        assert!(d.with_daemon);
+        assert!(parse(&["bench", "deps", "--ipc", "tcp"])
+            .unwrap_err()
+            .to_string()
+            .contains("unknown IPC kind"));
+        assert!(parse(&["bench", "deps", "--iterations", "0"]).is_err());
+    }
+
+    #[test]
+    fn worker_arguments_pass_through() {
+        let Command::Bench(BenchOpts { command: BenchCommand::Worker(w) }) =
+            parse(&["bench", "worker", "hog", "--cpu", "1", "--nice=-5"]).unwrap().command
+        else {
+            panic!("not a worker")
+        };
+        assert_eq!(w.args, ["hog", "--cpu", "1", "--nice=-5"]);
+    }
+}

@@ -1,0 +1,165 @@
+//! `schedlab run`: the daemon in the foreground, with a live table.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use schedlab_live::config::Config;
+use schedlab_model::Ns;
+
+use crate::monitor::write_stats;
+use crate::observe::duration_parser;
+
+const EXAMPLES: &str = "\
+Examples:
+  # the built-in configuration, in the foreground; Ctrl-C restores everything
+  sudo schedlab run
+
+  # your rules; first see what it would do
+  schedlab config --default > schedlab.toml   # then edit
+  sudo schedlab run --config schedlab.toml --dry-run
+  sudo schedlab run --config schedlab.toml
+
+  # from another terminal
+  sudo schedlab monitor
+  sudo schedlab explain 1234";
+
+/// Run the daemon: classify processes and act on what they do.
+///
+/// Each process gets a class: from the first configuration rule that matches it (comm,
+/// exe, cmdline, cgroup, uid, parent) at its exec, else from the learned model once it
+/// has been watched for a while. Per class, a CPU plan (fair share, weighted, isolate;
+/// paper 000), a nice value and a policy are applied; processes joined by strong
+/// dependencies share a CPU. A process blocked on a pipe, socket, SysV queue or
+/// semaphore, lock or signal whose provider it outranks lends that provider its
+/// priority until it wakes (provider boosting, paper 004). A program whose next CPU
+/// burst is predicted to end just past the default slice gets a slice that long (PFS,
+/// paper 001).
+///
+/// Every change is journaled in the store before it is applied and undone on Ctrl-C or
+/// SIGTERM; `schedlab restore` undoes what a killed daemon left, and the next `run`
+/// does that first. A process someone else renices, re-pins or re-policies is left to
+/// them from then on. Kernel threads are never touched unless a rule names them.
+///
+/// In a terminal the foreground shows a live table and the latest decisions; otherwise
+/// (and with --dry-run) each decision is printed as a line. `schedlab monitor` and
+/// `schedlab explain` ask the running daemon through its control socket.
+#[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
+pub struct RunOpts {
+    /// The configuration (TOML; `schedlab config --default` prints the built-in one,
+    /// which is used without this option).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print every decision without applying it.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The store holding the journal and what was learned [default:
+    /// /var/lib/schedlab/schedlab.db as root, else the XDG data directory].
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// The control socket [default: /run/schedlab.sock as root].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Stop (and restore) after this long, e.g. 30s; runs until Ctrl-C without it.
+    #[arg(long, value_name = "DURATION", value_parser = duration_parser)]
+    pub duration: Option<Ns>,
+    /// Print nothing but errors and the final summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Set by SIGINT and SIGTERM.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// SIGINT and SIGTERM set [`STOP`]; blocking calls return with `EINTR` (no
+/// `SA_RESTART`), so the daemon notices at once.
+fn install_signal_handlers() -> io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction with a handler that only stores to an atomic.
+        let rc = unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+pub fn run(opts: &RunOpts) -> Result<()> {
+    // A bad configuration is refused before anything is touched.
+    let config = match &opts.config {
+        Some(path) => Config::load(path)?,
+        None => Config::builtin(),
+    };
+    let store_path = opts.store.clone().unwrap_or_else(schedlab_store::Store::default_path);
+    let store = schedlab_store::Store::open(&store_path)?;
+    let socket_path = opts.socket.clone().unwrap_or_else(schedlab_live::daemon::control::default_socket);
+    let socket = schedlab_live::daemon::control::ControlSocket::bind(&socket_path)
+        .with_context(|| format!("cannot open the control socket {}", socket_path.display()))?;
+    install_signal_handlers().context("cannot install the signal handlers")?;
+    let mut daemon = schedlab_live::daemon::Daemon::start(&store, config, opts.dry_run)
+        .context("cannot start the daemon")?;
+    let table = !opts.quiet && !opts.dry_run && io::stdout().is_terminal();
+    if !opts.quiet {
+        eprintln!(
+            "schedlab: running{}; control socket {}; Ctrl-C stops and restores",
+            if opts.dry_run { " (dry run: nothing is changed)" } else { "" },
+            socket_path.display()
+        );
+    }
+    let mut recent: Vec<String> = Vec::new();
+    let result = daemon.run(&socket, &STOP, opts.duration.map(Duration::from_nanos), |stats, decisions| {
+        if opts.quiet {
+            return;
+        }
+        let mut out = io::stdout().lock();
+        if table {
+            recent.extend(decisions);
+            let keep = recent.len().saturating_sub(8);
+            recent.drain(..keep);
+            let _ = write!(out, "\x1b[H\x1b[2J");
+            let _ = write_stats(&mut out, stats, 20);
+            let _ = writeln!(out, "\nlatest decisions:");
+            for d in &recent {
+                let _ = writeln!(out, "  {d}");
+            }
+        } else {
+            for d in decisions {
+                let _ = writeln!(out, "{d}");
+            }
+        }
+        let _ = out.flush();
+    });
+    let summary = daemon.stats();
+    let restore = daemon.shutdown().context("restoring the machine failed; run `schedlab restore`")?;
+    drop(socket);
+    eprintln!(
+        "schedlab: stopped after {:.1} s: {} change(s), {} boost(s) (reaction p50 {:.0} µs, p99 {:.0} µs); \
+         restored {} change(s)",
+        summary.uptime_s,
+        summary.changes,
+        summary.boosts_total,
+        summary.boost_reaction_us.p50,
+        summary.boost_reaction_us.p99,
+        restore.restored
+    );
+    if !restore.failed.is_empty() {
+        anyhow::bail!(
+            "{} change(s) could not be undone; they stay in the journal for `schedlab restore`",
+            restore.failed.len()
+        );
+    }
+    result.context("the daemon stopped on an error (everything it changed was restored)")
+}

@@ -1,0 +1,702 @@
+//! SWAP's client-server microbenchmark (paper 004, §6.1): how long a client at nice
+//! −20 waits for a server at nice 0 that bubble-sorts per request, per IPC kind, in
+//! four scenarios:
+//!
+//! - `unloaded`: nothing else runs;
+//! - `loaded`: `load` CPU hogs per CPU, each pinned to its CPU;
+//! - `reniced`: loaded, the server reniced to −20 by hand (what the user would do);
+//! - `daemon`: loaded, with `schedlab run` boosting providers.
+//!
+//! Every child runs in its own process group, gets SIGKILL if the runner's thread dies
+//! (`PR_SET_PDEATHSIG`), and is killed and reaped when its guard drops (end of a cell,
+//! error, panic); the whole run has a wall-time limit.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::ipc::{self, Channel, IpcKind, Peer};
+use super::workers::{self, Role, WorkerSpec, DEFAULT_SORT_LEN, WORKER_COMMAND};
+use super::{cvt, BenchError, Context, Result};
+
+/// How long the daemon may take to accept connections on its socket.
+pub const DAEMON_START_LIMIT: Duration = Duration::from_secs(15);
+/// How long the daemon may take to exit after SIGINT before it gets SIGKILL.
+pub const DAEMON_STOP_LIMIT: Duration = Duration::from_secs(10);
+/// The configuration the daemon runs with: no classification changes, only provider
+/// boosting.
+pub const DAEMON_CONFIG: &str = "[daemon]\nmodel = false\n";
+/// How long a worker may take to say it is ready.
+const READY_LIMIT: Duration = Duration::from_secs(10);
+
+/// One measured situation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scenario {
+    /// Nothing else runs.
+    Unloaded,
+    /// CPU hogs on every CPU.
+    Loaded,
+    /// Loaded, the server reniced to −20 by hand.
+    Reniced,
+    /// Loaded, with `schedlab run`.
+    Daemon,
+}
+
+impl Scenario {
+    /// The scenario's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Unloaded => "unloaded",
+            Scenario::Loaded => "loaded",
+            Scenario::Reniced => "reniced",
+            Scenario::Daemon => "daemon",
+        }
+    }
+}
+
+/// The benchmark's settings.
+#[derive(Clone, Debug)]
+pub struct DepsConfig {
+    /// The IPC kinds, in order.
+    pub kinds: Vec<IpcKind>,
+    /// CPU hogs per CPU in the loaded scenarios.
+    pub load: u32,
+    /// Measured round trips per cell.
+    pub iterations: u32,
+    /// Round trips before those, discarded.
+    pub warmup: u32,
+    /// Integers the server sorts per request.
+    pub sort_len: usize,
+    /// Also measure with `schedlab run`.
+    pub with_daemon: bool,
+    /// Also measure with the server reniced by hand.
+    pub reference: bool,
+    /// The limit on the whole run's wall time.
+    pub time_limit: Duration,
+    /// How long the hogs run before the server starts.
+    pub settle: Duration,
+    /// The `schedlab` binary to re-execute for workers and the daemon.
+    pub exe: PathBuf,
+    /// The client's nice value.
+    pub client_nice: i32,
+}
+
+impl Default for DepsConfig {
+    fn default() -> Self {
+        DepsConfig {
+            kinds: IpcKind::ALL.to_vec(),
+            load: 8,
+            iterations: 30,
+            warmup: 3,
+            sort_len: DEFAULT_SORT_LEN,
+            with_daemon: false,
+            reference: true,
+            time_limit: Duration::from_secs(600),
+            settle: Duration::from_millis(200),
+            exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("schedlab")),
+            client_nice: -20,
+        }
+    }
+}
+
+/// Where the run is, for a progress display.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// The cell being measured (from 0).
+    pub cell: usize,
+    /// How many cells there are.
+    pub cells: usize,
+    /// Its IPC kind.
+    pub kind: IpcKind,
+    /// Its scenario.
+    pub scenario: Scenario,
+    /// Round trips done in it (warm-up included).
+    pub done: u32,
+    /// Round trips it makes.
+    pub total: u32,
+}
+
+/// Completion-time statistics of a cell, in milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CompletionStats {
+    /// Measured round trips.
+    pub count: usize,
+    /// The median.
+    pub median_ms: f64,
+    /// The mean.
+    pub mean_ms: f64,
+    /// The 90th percentile.
+    pub p90_ms: f64,
+    /// The fastest.
+    pub min_ms: f64,
+    /// The slowest.
+    pub max_ms: f64,
+}
+
+impl CompletionStats {
+    /// The statistics of `samples_ms` (not empty).
+    pub fn of(samples_ms: &[f64]) -> Self {
+        let mut s = samples_ms.to_vec();
+        s.sort_by(f64::total_cmp);
+        CompletionStats {
+            count: s.len(),
+            median_ms: quantile(&s, 0.5),
+            mean_ms: s.iter().sum::<f64>() / s.len().max(1) as f64,
+            p90_ms: quantile(&s, 0.9),
+            min_ms: s.first().copied().unwrap_or(0.0),
+            max_ms: s.last().copied().unwrap_or(0.0),
+        }
+    }
+}
+
+/// The `q` quantile of sorted samples, interpolated between neighbours.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    match sorted.len() {
+        0 => 0.0,
+        n => {
+            let pos = q * (n - 1) as f64;
+            let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+            sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+        }
+    }
+}
+
+/// The daemon's boost reaction time (from a requester blocking to its provider's
+/// boost), in microseconds, from its `stats` answer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BoostReaction {
+    /// The median.
+    pub p50: f64,
+    /// The 99th percentile.
+    pub p99: f64,
+    /// How many boosts.
+    pub count: u64,
+}
+
+/// What the daemon said and how it ended.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DaemonOutcome {
+    /// `boost_reaction_us` of its stats, if it had them.
+    pub boost_reaction_us: Option<BoostReaction>,
+    /// Why there are no stats, if the query failed.
+    pub stats_error: Option<String>,
+    /// It did not exit within [`DAEMON_STOP_LIMIT`] of SIGINT and was killed.
+    pub killed: bool,
+    /// How it exited (`exit status: 0`, `signal: 9 (SIGKILL)`).
+    pub exit: String,
+}
+
+/// One kind in one scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cell {
+    /// The situation.
+    pub scenario: Scenario,
+    /// Completion times of the measured round trips.
+    pub stats: CompletionStats,
+    /// The median over the unloaded median of the same kind.
+    pub ratio_to_unloaded: f64,
+    /// Every measured completion time, in order, in milliseconds.
+    pub samples_ms: Vec<f64>,
+    /// The daemon's side (`daemon` scenario).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon: Option<DaemonOutcome>,
+}
+
+/// The cells of one IPC kind.
+#[derive(Clone, Debug, Serialize)]
+pub struct KindResult {
+    /// The kind.
+    pub kind: IpcKind,
+    /// Its cells, in scenario order.
+    pub cells: Vec<Cell>,
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Serialize)]
+pub struct DepsReport {
+    /// CPUs the hogs loaded.
+    pub cpus: Vec<usize>,
+    /// Hogs per CPU.
+    pub load: u32,
+    /// Measured round trips per cell.
+    pub iterations: u32,
+    /// Discarded round trips per cell.
+    pub warmup: u32,
+    /// Integers sorted per request.
+    pub sort_len: usize,
+    /// The client's nice value.
+    pub client_nice: i32,
+    /// Per kind.
+    pub kinds: Vec<KindResult>,
+    /// Wall time of the run, in seconds.
+    pub wall_s: f64,
+}
+
+/// Runs the benchmark; `progress` hears of every cell and round trip.
+pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result<DepsReport> {
+    if cfg.kinds.is_empty() || cfg.iterations == 0 {
+        return Err(BenchError::Failed("nothing to measure: no IPC kinds or no iterations".into()));
+    }
+    let start = Instant::now();
+    let deadline = start + cfg.time_limit;
+    let cpus = workers::allowed_cpus().ctx(|| "cannot read this process's CPU affinity".into())?;
+    let mut scenarios = vec![Scenario::Unloaded];
+    if cfg.load > 0 {
+        scenarios.push(Scenario::Loaded);
+        if cfg.reference {
+            scenarios.push(Scenario::Reniced);
+        }
+        if cfg.with_daemon {
+            scenarios.push(Scenario::Daemon);
+        }
+    } else if cfg.with_daemon {
+        scenarios.push(Scenario::Daemon);
+    }
+    let cells = cfg.kinds.len() * scenarios.len();
+    let dir = TempDir::new()?;
+    let mut kinds = Vec::new();
+    let mut cell = 0;
+    for &kind in &cfg.kinds {
+        let mut done: Vec<Cell> = Vec::new();
+        for &scenario in &scenarios {
+            let mut at =
+                Progress { cell, cells, kind, scenario, done: 0, total: cfg.warmup + cfg.iterations };
+            progress(&at);
+            let mut tick = |done| {
+                at.done = done;
+                progress(&at);
+            };
+            let (samples_ms, daemon) = if scenario == Scenario::Daemon {
+                let mut daemon = Daemon::start(cfg, dir.path(), deadline)?;
+                let samples = run_cell(cfg, kind, scenario, &cpus, dir.path(), deadline, &mut tick)?;
+                let mut outcome = DaemonOutcome::default();
+                match daemon.stats() {
+                    Ok(b) => outcome.boost_reaction_us = b,
+                    Err(e) => outcome.stats_error = Some(e.to_string()),
+                }
+                (outcome.killed, outcome.exit) = daemon.stop()?;
+                (samples, Some(outcome))
+            } else {
+                (run_cell(cfg, kind, scenario, &cpus, dir.path(), deadline, &mut tick)?, None)
+            };
+            let stats = CompletionStats::of(&samples_ms);
+            let base = done.first().map_or(stats.median_ms, |c| c.stats.median_ms);
+            done.push(Cell {
+                scenario,
+                ratio_to_unloaded: if base > 0.0 { stats.median_ms / base } else { 0.0 },
+                stats,
+                samples_ms,
+                daemon,
+            });
+            cell += 1;
+        }
+        kinds.push(KindResult { kind, cells: done });
+    }
+    Ok(DepsReport {
+        cpus,
+        load: cfg.load,
+        iterations: cfg.iterations,
+        warmup: cfg.warmup,
+        sort_len: cfg.sort_len,
+        client_nice: cfg.client_nice,
+        kinds,
+        wall_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Measures one cell: hogs (if loaded), server, client; the measured completion times
+/// in milliseconds.
+fn run_cell(
+    cfg: &DepsConfig,
+    kind: IpcKind,
+    scenario: Scenario,
+    cpus: &[usize],
+    dir: &Path,
+    deadline: Instant,
+    tick: &mut dyn FnMut(u32),
+) -> Result<Vec<f64>> {
+    let what = format!("{kind}/{}", scenario.name());
+    let mut hogs = Vec::new();
+    if scenario != Scenario::Unloaded {
+        for &cpu in cpus {
+            for _ in 0..cfg.load {
+                let mut spec = WorkerSpec::new(Role::Hog);
+                spec.cpu = Some(cpu);
+                hogs.push(Worker::spawn(&cfg.exe, &spec, &[])?);
+            }
+        }
+        for h in &mut hogs {
+            h.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), &what)?;
+        }
+        std::thread::sleep(cfg.settle);
+    }
+    let mut channel = Channel::new(kind, dir)?;
+    let mut spec = WorkerSpec::new(Role::Server);
+    spec.sort_len = cfg.sort_len;
+    let server_end = channel.server_spec(None);
+    spec.endpoint = Some(server_end.clone());
+    let mut server = Worker::spawn(&cfg.exe, &spec, &server_end.fds)?;
+    server.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), &what)?;
+    if scenario == Scenario::Reniced {
+        workers::set_nice(server.pid(), -20).ctx(|| "cannot renice the server to -20".into())?;
+    }
+    let mut spec = WorkerSpec::new(Role::Client);
+    spec.rounds = cfg.warmup + cfg.iterations;
+    spec.nice = Some(cfg.client_nice);
+    let client_end = channel.client_spec(Some(Peer::process(server.pid())));
+    spec.endpoint = Some(client_end.clone());
+    let mut client = Worker::spawn(&cfg.exe, &spec, &client_end.fds)?;
+    channel.close_fds();
+    client.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), &what)?;
+    let mut samples = Vec::new();
+    for i in 0..spec.rounds {
+        let line = client.line(deadline, &format!("{what}: round trip {i} of {}", spec.rounds))?;
+        let ns: u64 = line
+            .strip_prefix("t ")
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| BenchError::Failed(format!("{what}: the client said '{line}'")))?;
+        if i >= cfg.warmup {
+            samples.push(ns as f64 / 1e6);
+        }
+        tick(i + 1);
+    }
+    client.expect_line("done", deadline, &what)?;
+    client.wait(deadline, &what)?;
+    drop(server);
+    drop(hogs);
+    drop(channel);
+    Ok(samples)
+}
+
+/// A temporary directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<TempDir> {
+        let base = std::env::temp_dir();
+        for n in 0..1000 {
+            let p = base.join(format!("schedlab-bench-{}-{n}", std::process::id()));
+            match std::fs::create_dir(&p) {
+                Ok(()) => return Ok(TempDir(p)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e).ctx(|| format!("cannot create {}", p.display())),
+            }
+        }
+        Err(BenchError::Failed(format!("cannot create a directory in {}", base.display())))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Makes `cmd` start in its own process group, get `death_signal` when the spawning
+/// thread dies, and inherit `fds`; SIGUSR1 and SIGUSR2 start blocked (the `sig` kind
+/// waits for them), SIGINT and SIGTERM with their default action.
+fn guard_command(cmd: &mut Command, fds: Vec<RawFd>, death_signal: libc::c_int) {
+    cmd.process_group(0);
+    // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid,
+    // sigprocmask, signal, fcntl) on data prepared before the fork.
+    unsafe {
+        let set = {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, ipc::SIG_REQUEST);
+            libc::sigaddset(&mut set, ipc::SIG_REPLY);
+            set
+        };
+        let parent = libc::getpid();
+        cmd.pre_exec(move || {
+            cvt(libc::prctl(libc::PR_SET_PDEATHSIG, death_signal as libc::c_ulong, 0, 0, 0))?;
+            if libc::getppid() != parent {
+                return Err(io::Error::other("the runner is gone"));
+            }
+            cvt(libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()))?;
+            // A runner started in the background ignores SIGINT; the daemon must not.
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            for &fd in &fds {
+                ipc::inherit_fd(fd)?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Kills `child`'s process group and reaps it.
+fn kill_and_reap(child: &mut Child) {
+    if let Ok(None) = child.try_wait() {
+        // SAFETY: the child leads its own process group, which only holds our processes.
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        let _ = child.wait();
+    }
+}
+
+/// A worker process, killed and reaped when dropped.
+struct Worker {
+    child: Child,
+    out: Lines,
+    role: Role,
+}
+
+impl Worker {
+    fn spawn(exe: &Path, spec: &WorkerSpec, fds: &[RawFd]) -> Result<Worker> {
+        let mut cmd = Command::new(exe);
+        cmd.args(WORKER_COMMAND).args(spec.to_args());
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        guard_command(&mut cmd, fds.to_vec(), libc::SIGKILL);
+        let mut child =
+            cmd.spawn().ctx(|| format!("cannot start {} {}", exe.display(), WORKER_COMMAND.join(" ")))?;
+        let stdout = child.stdout.take().expect("piped");
+        Ok(Worker { child, out: Lines::new(stdout), role: spec.role })
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The next line it writes, by `deadline`.
+    fn line(&mut self, deadline: Instant, what: &str) -> Result<String> {
+        match self.out.next(deadline) {
+            Ok(Some(line)) => Ok(line),
+            Ok(None) => {
+                let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
+                Err(BenchError::Failed(format!("{what}: the {} exited ({status})", self.role.comm())))
+            }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(BenchError::Failed(format!(
+                "{what}: the time limit ran out waiting for the {}",
+                self.role.comm()
+            ))),
+            Err(e) => Err(e).ctx(|| format!("{what}: cannot read from the {}", self.role.comm())),
+        }
+    }
+
+    fn expect_line(&mut self, want: &str, deadline: Instant, what: &str) -> Result<()> {
+        let line = self.line(deadline, what)?;
+        if line != want {
+            return Err(BenchError::Failed(format!(
+                "{what}: the {} said '{line}' instead of '{want}'",
+                self.role.comm()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Waits for it to exit by `deadline`.
+    fn wait(&mut self, deadline: Instant, what: &str) -> Result<()> {
+        loop {
+            if let Some(status) = self.child.try_wait().ctx(|| "cannot wait for a worker".into())? {
+                return if status.success() {
+                    Ok(())
+                } else {
+                    Err(BenchError::Failed(format!("{what}: the {} exited with {status}", self.role.comm())))
+                };
+            }
+            if Instant::now() >= deadline {
+                return Err(BenchError::Failed(format!("{what}: the {} did not exit", self.role.comm())));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        kill_and_reap(&mut self.child);
+    }
+}
+
+/// Lines from a pipe, with a deadline.
+struct Lines {
+    out: ChildStdout,
+    buf: Vec<u8>,
+    eof: bool,
+}
+
+impl Lines {
+    fn new(out: ChildStdout) -> Self {
+        Lines { out, buf: Vec::new(), eof: false }
+    }
+
+    /// The next line (without its newline); `None` at end of file; `TimedOut` after
+    /// `deadline`.
+    fn next(&mut self, deadline: Instant) -> io::Result<Option<String>> {
+        loop {
+            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.buf.drain(..=i).collect();
+                return Ok(Some(String::from_utf8_lossy(&line[..i]).into_owned()));
+            }
+            if self.eof {
+                return Ok(None);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            let mut pfd = libc::pollfd { fd: self.out.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+            // SAFETY: pfd is valid for one entry.
+            match cvt(unsafe { libc::poll(&mut pfd, 1, ms) }) {
+                Ok(0) => continue,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            let mut chunk = [0u8; 4096];
+            let n = self.out.read(&mut chunk)?;
+            if n == 0 {
+                self.eof = true;
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+}
+
+/// `schedlab run`, stopped (SIGINT, then SIGKILL) when dropped.
+struct Daemon {
+    child: Option<Child>,
+    socket: PathBuf,
+    log: PathBuf,
+}
+
+impl Daemon {
+    /// Starts the daemon with its files in `dir` and waits until its socket accepts
+    /// connections.
+    fn start(cfg: &DepsConfig, dir: &Path, deadline: Instant) -> Result<Daemon> {
+        let config = dir.join("daemon.toml");
+        std::fs::write(&config, DAEMON_CONFIG).ctx(|| format!("cannot write {}", config.display()))?;
+        let socket = dir.join("schedlab.sock");
+        let store = dir.join("schedlab.db");
+        let log = dir.join("daemon.log");
+        let _ = std::fs::remove_file(&socket);
+        let log_file = File::create(&log).ctx(|| format!("cannot create {}", log.display()))?;
+        let mut cmd = Command::new(&cfg.exe);
+        cmd.arg("run").arg("--config").arg(&config).arg("--store").arg(&store);
+        cmd.arg("--socket").arg(&socket).arg("--quiet");
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log_file);
+        guard_command(&mut cmd, Vec::new(), libc::SIGINT);
+        let child = cmd.spawn().ctx(|| format!("cannot start {} run", cfg.exe.display()))?;
+        let mut daemon = Daemon { child: Some(child), socket, log };
+        let limit = deadline.min(Instant::now() + DAEMON_START_LIMIT);
+        loop {
+            if UnixStream::connect(&daemon.socket).is_ok() {
+                return Ok(daemon);
+            }
+            let child = daemon.child.as_mut().expect("running");
+            if let Some(status) = child.try_wait().ctx(|| "cannot wait for the daemon".into())? {
+                daemon.child = None;
+                return Err(BenchError::Failed(format!(
+                    "schedlab run exited ({status}) before accepting connections{}",
+                    daemon.log_tail()
+                )));
+            }
+            if Instant::now() >= limit {
+                return Err(BenchError::Failed(format!(
+                    "schedlab run did not accept connections on {} within {} s{}",
+                    daemon.socket.display(),
+                    limit
+                        .saturating_duration_since(Instant::now())
+                        .as_secs()
+                        .max(DAEMON_START_LIMIT.as_secs()),
+                    daemon.log_tail()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        match lines.len() {
+            0 => String::new(),
+            n => format!("; its last words:\n{}", lines[n.saturating_sub(10)..].join("\n")),
+        }
+    }
+
+    /// Asks for `{"cmd":"stats"}` and keeps `boost_reaction_us`.
+    fn stats(&mut self) -> Result<Option<BoostReaction>> {
+        let mut s = UnixStream::connect(&self.socket)
+            .ctx(|| format!("cannot connect to {}", self.socket.display()))?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ctx(|| "cannot set a timeout".into())?;
+        s.set_write_timeout(Some(Duration::from_secs(5))).ctx(|| "cannot set a timeout".into())?;
+        s.write_all(b"{\"cmd\":\"stats\"}\n").ctx(|| "cannot ask the daemon for its stats".into())?;
+        let mut line = String::new();
+        BufReader::new(s).read_line(&mut line).ctx(|| "cannot read the daemon's stats".into())?;
+        parse_boost(&line)
+    }
+
+    /// Sends SIGINT and waits up to [`DAEMON_STOP_LIMIT`], then SIGKILL; whether it had
+    /// to be killed, and its exit status.
+    fn stop(&mut self) -> Result<(bool, String)> {
+        let Some(mut child) = self.child.take() else { return Ok((false, String::new())) };
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let limit = Instant::now() + DAEMON_STOP_LIMIT;
+        loop {
+            if let Some(status) = child.try_wait().ctx(|| "cannot wait for the daemon".into())? {
+                return Ok((false, status.to_string()));
+            }
+            if Instant::now() >= limit {
+                kill_and_reap(&mut child);
+                let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
+                return Ok((true, status));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// `boost_reaction_us` of a stats answer, if present.
+fn parse_boost(line: &str) -> Result<Option<BoostReaction>> {
+    let v: serde_json::Value = serde_json::from_str(line.trim())
+        .map_err(|e| BenchError::Failed(format!("the daemon's stats are not JSON ({e}): {}", line.trim())))?;
+    let Some(b) = v.get("boost_reaction_us").filter(|b| b.is_object()) else { return Ok(None) };
+    let num = |k: &str| b.get(k).and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN);
+    Ok(Some(BoostReaction {
+        p50: num("p50"),
+        p99: num("p99"),
+        count: b.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_interpolate() {
+        let s = CompletionStats::of(&[4.0, 1.0, 3.0, 2.0]);
+        assert_eq!((s.count, s.median_ms, s.mean_ms, s.min_ms, s.max_ms), (4, 2.5, 2.5, 1.0, 4.0));
+        assert!((s.p90_ms - 3.7).abs() < 1e-9);
+        assert_eq!(CompletionStats::of(&[7.0]).p90_ms, 7.0);
+    }
+
+    #[test]
+    fn boost_reaction_is_read_from_the_stats_line() {
+        let b = parse_boost(r#"{"x":1,"boost_reaction_us":{"p50":120.5,"p99":900,"count":42}}"#).unwrap();
+        assert_eq!(b, Some(BoostReaction { p50: 120.5, p99: 900.0, count: 42 }));
+        assert_eq!(parse_boost(r#"{"x":1}"#).unwrap(), None);
+        assert!(parse_boost("nope").is_err());
+    }
+}

@@ -1,0 +1,54 @@
+//! Benchmarks on the live machine.
+//!
+//! [`deps`] is SWAP's client-server microbenchmark (paper 004, section 6): a client at
+//! nice −20 waits on a server at nice 0 that does a bubble sort per request, through
+//! each of the six IPC kinds the observer detects ([`ipc`]), unloaded, loaded with CPU
+//! hogs, with the server reniced by hand and with `schedlab run` boosting it. The
+//! client, server and hogs are separate processes ([`workers`]) started by
+//! re-executing the current binary with the hidden `bench worker` subcommand.
+
+use std::io;
+
+pub mod deps;
+pub mod ipc;
+pub mod workers;
+
+/// What went wrong in a benchmark.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A system call failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The failure.
+        #[source]
+        source: io::Error,
+    },
+    /// Anything else (a worker that died, a time limit, a daemon that did not start).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The benchmarks' results.
+pub type Result<T> = std::result::Result<T, BenchError>;
+
+/// Adds what was being done to an I/O error.
+pub(crate) trait Context<T> {
+    fn ctx(self, context: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> Context<T> for io::Result<T> {
+    fn ctx(self, context: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| BenchError::Io { context: context(), source })
+    }
+}
+
+/// `Ok(ret)` for a non-negative return of a libc call, the `errno` otherwise.
+pub(crate) fn cvt<T: Copy + PartialOrd + Default>(ret: T) -> io::Result<T> {
+    if ret < T::default() {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use schedlab_live::config::Config;
+use schedlab_live::daemon::control::ControlSocket;
 use schedlab_model::Ns;
 
 use crate::monitor::write_stats;
@@ -106,11 +107,18 @@ pub fn run(opts: &RunOpts) -> Result<()> {
     let store_path = opts.store.clone().unwrap_or_else(schedlab_store::Store::default_path);
     let store = schedlab_store::Store::open(&store_path)?;
     let socket_path = opts.socket.clone().unwrap_or_else(schedlab_live::daemon::control::default_socket);
-    let socket = schedlab_live::daemon::control::ControlSocket::bind(&socket_path)
-        .with_context(|| format!("cannot open the control socket {}", socket_path.display()))?;
+    let open_socket_error = || format!("cannot open the control socket {}", socket_path.display());
+    ControlSocket::check_free(&socket_path).with_context(open_socket_error)?;
     install_signal_handlers().context("cannot install the signal handlers")?;
     let mut daemon = schedlab_live::daemon::Daemon::start(&store, config, opts.dry_run)
         .context("cannot start the daemon")?;
+    let socket = match ControlSocket::bind(&socket_path) {
+        Ok(s) => s,
+        Err(e) => {
+            daemon.shutdown()?;
+            return Err(anyhow::Error::new(e).context(open_socket_error()));
+        }
+    };
     let table = !opts.quiet && !opts.dry_run && io::stdout().is_terminal();
     if !opts.quiet {
         eprintln!(

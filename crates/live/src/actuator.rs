@@ -89,6 +89,12 @@ impl<'s> Actuator<'s> {
         self.change(process, Value::Affinity(cpus.clone()))
     }
 
+    /// Moves the process into cgroup `path` of the cpuset hierarchy (`/schedlab/batch`;
+    /// see [`crate::cgroup`]).
+    pub fn set_cgroup(&mut self, process: &ProcessHandle, path: &str) -> Result<()> {
+        self.change(process, Value::Cgroup(path.to_string()))
+    }
+
     /// Sets the nice value (-20–19) of every thread of the process.
     pub fn set_nice(&mut self, process: &ProcessHandle, nice: i32) -> Result<()> {
         if !(-20..=19).contains(&nice) {
@@ -222,14 +228,19 @@ impl<'s> Actuator<'s> {
         Ok(())
     }
 
-    /// Undoes every pending entry of the journal, newest first, so that a setting
-    /// changed twice ends at its original value: the old value is written to every
+    /// Undoes every pending entry of the journal, newest first (cgroup moves before
+    /// everything else), so that a setting changed twice ends at its original value: the old value is written to every
     /// thread of the process if it is still the same process (pidfd and start time);
     /// an entry of a process that is gone or whose pid was reused is only marked undone.
     /// Each entry restored or skipped is marked undone; one that fails stays pending.
     pub fn restore_all(&mut self) -> Result<RestoreReport> {
         let mut report = RestoreReport::default();
-        for entry in self.store.journal_pending()? {
+        let mut pending = self.store.journal_pending()?;
+        // Cgroups first: a process still in a cpuset could not take back an affinity
+        // outside it, and moving it out resets its affinity (cgroup v1), which the
+        // affinity entries then put right.
+        pending.sort_by_key(|e| e.change.what != Setting::Cgroup);
+        for entry in pending {
             match restore_one(&entry) {
                 Ok(true) => report.restored += 1,
                 Ok(false) => report.skipped += 1,

@@ -17,6 +17,12 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 # may test comm, exe, cmdline, cgroup (globs with * and ?), uid and parent (the
 # parent's comm, a glob). Processes no rule matches get their class from the learned
 # model (INTERACTIVE or BACKGROUND, mapped to the classes below by name, lowercased).
+# Kernel threads are left alone: only a rule with `kernel = true` in its match names
+# them (and such a rule matches nothing else), e.g.
+#   [[rule]]
+#   match = { comm = "kworker*", kernel = true }
+#   class = "housekeeping"
+# pid 1 and schedlab itself are never touched.
 #
 # A class says where and how its processes run:
 #   cpus     = "0-1,3"  CPU list as `taskset -c` takes it (default: all CPUs)
@@ -46,14 +52,6 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #   slice_tm_ms = 20      T_m; slice_x and slice_y (percent, default 10) adapt
 #                         predictions as the paper's rules 3-5
 
-[[rule]]
-match = { comm = "kworker*" }
-class = "kernel"
-
-[class.kernel]
-# kernel threads are left alone unless a rule names them: this class changes nothing.
-manage = false
-
 [class.interactive]
 plan = "fair-share"
 nice = 0
@@ -74,6 +72,8 @@ pub struct Match {
     pub cgroup: Option<String>,
     pub uid: Option<u32>,
     pub parent: Option<String>,
+    /// The rule names kernel threads (and only them); without it a rule never matches one.
+    pub kernel: Option<bool>,
 }
 
 /// A rule: processes it matches get `class`.
@@ -408,7 +408,7 @@ mod tests {
     #[test]
     fn the_builtin_configuration_is_valid() {
         let c = Config::builtin();
-        assert!(!c.classes["kernel"].manage);
+        assert!(c.classes["interactive"].manage);
         assert_eq!(c.classes["background"].policy, Some(ClassPolicy::Batch));
     }
 

@@ -356,7 +356,8 @@ int on_exec(struct tp_process_exec *ctx)
 	bpf_get_current_comm(e->r.comm, sizeof(e->r.comm));
 	unsigned off = ctx->data_loc_filename & 0xffff;
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), (void *)ctx + off);
-	bpf_ringbuf_submit(e, wakeup_flag());
+	/* An exec is rare and the daemon classifies at exec: wake the reader now. */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

@@ -43,6 +43,7 @@ pub fn matches(m: &Match, info: &ProcInfo, parent_comm: &str) -> bool {
         && glob_ok(&m.cgroup, &info.cgroup)
         && glob_ok(&m.parent, parent_comm)
         && m.uid.is_none_or(|u| u == info.uid)
+        && m.kernel.unwrap_or(false) == info.kthread
 }
 
 /// The rule's keys as written: `comm=my-batch-job uid=1000`.
@@ -61,6 +62,9 @@ pub fn describe(m: &Match) -> String {
     }
     if let Some(u) = m.uid {
         parts.push(format!("uid={u}"));
+    }
+    if m.kernel == Some(true) {
+        parts.push("kernel".into());
     }
     parts.join(" ")
 }
@@ -135,5 +139,19 @@ mod tests {
             ClassReason::Rule { index: 3, rule: "parent=make".into() }
         );
         assert!(by_rules(&config, &local, "sh").is_none());
+    }
+
+    #[test]
+    fn only_rules_with_kernel_true_name_kernel_threads() {
+        let config = Config::parse(
+            "[[rule]]\nmatch = { comm = \"*\" }\nclass = \"a\"\n\
+             [[rule]]\nmatch = { comm = \"kworker*\", kernel = true }\nclass = \"k\"\n[class.a]\n[class.k]\n",
+            "t.toml",
+        )
+        .unwrap();
+        let kworker = ProcInfo { comm: "kworker/0:1".into(), kthread: true, ..ProcInfo::default() };
+        assert_eq!(by_rules(&config, &kworker, "kthreadd").unwrap().0, "k", "the catch-all does not name it");
+        let user = ProcInfo { comm: "kworker-lookalike".into(), ..ProcInfo::default() };
+        assert_eq!(by_rules(&config, &user, "sh").unwrap().0, "a");
     }
 }

@@ -38,17 +38,25 @@ pub struct ControlSocket {
 }
 
 impl ControlSocket {
-    /// Binds `path`. A socket file that no daemon answers on is stale and replaced; one
-    /// that answers means a daemon runs already (`AddrInUse`). Only the owner may connect
-    /// (mode 0600).
+    /// Fails (`AddrInUse`) if a daemon answers on `path`: call it before starting a
+    /// daemon, which would otherwise restore the running one's changes.
+    pub fn check_free(path: &Path) -> io::Result<()> {
+        if path.exists() && UnixStream::connect(path).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!("a schedlab daemon already answers on {}", path.display()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Binds `path`, once the daemon is ready: clients take a socket that answers as the
+    /// sign that it is. A socket file that no daemon answers on is stale and replaced;
+    /// one that answers means a daemon runs already (`AddrInUse`). Only the owner may
+    /// connect (mode 0600).
     pub fn bind(path: &Path) -> io::Result<ControlSocket> {
+        Self::check_free(path)?;
         if path.exists() {
-            if UnixStream::connect(path).is_ok() {
-                return Err(io::Error::new(
-                    io::ErrorKind::AddrInUse,
-                    format!("a schedlab daemon already answers on {}", path.display()),
-                ));
-            }
             std::fs::remove_file(path)?;
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -98,6 +98,8 @@ struct Proc {
     first_seen: Instant,
     /// The CPUs schedlab bound it to and why.
     cpus: Option<(Vec<u32>, String)>,
+    /// The cpuset cgroup schedlab moved it into.
+    cgroup: Option<String>,
     nice: Option<i32>,
     policy: Option<String>,
     /// The RT policy was taken back for using more than its bound this period.
@@ -120,6 +122,7 @@ impl Proc {
             state: State::Left("not classified yet".into()),
             first_seen: Instant::now(),
             cpus: None,
+            cgroup: None,
             nice: None,
             policy: None,
             rt_demoted: false,
@@ -183,6 +186,8 @@ pub struct Daemon<'s> {
     urgent: HashSet<u32>,
     /// What each boosted provider process had changed for its boost.
     raised: HashMap<u32, Setting>,
+    /// The cpuset cgroups made for classes that ask for one, by class.
+    groups: BTreeMap<String, crate::cgroup::CpusetGroup>,
     cpus: Vec<u32>,
     counters: Stats,
     reaction: LatencyHistogram,
@@ -249,6 +254,7 @@ impl<'s> Daemon<'s> {
             blocked: HashMap::new(),
             urgent: HashSet::new(),
             raised: HashMap::new(),
+            groups: BTreeMap::new(),
             cpus: online_cpus(),
             counters: Stats { dry_run, restored_at_start: report.restored, ..Stats::default() },
             reaction: LatencyHistogram::default(),
@@ -322,7 +328,13 @@ impl<'s> Daemon<'s> {
         for tid in std::mem::take(&mut self.urgent) {
             let _ = self.observer.set_urgent(tid, false);
         }
-        Ok(self.actuator.restore_all()?)
+        let report = self.actuator.restore_all()?;
+        for (class, group) in std::mem::take(&mut self.groups) {
+            if let Err(e) = group.remove() {
+                self.note(None, format!("cannot remove the cpuset cgroup of class {class}: {e}"));
+            }
+        }
+        Ok(report)
     }
 
     /// The statistics now.
@@ -852,6 +864,9 @@ impl<'s> Daemon<'s> {
             }
         };
         for pl in placements {
+            if !self.confine(pl.id, &pl.class) {
+                continue;
+            }
             let Some(p) = self.procs.get(&pl.id) else { continue };
             if p.cpus.as_ref().is_some_and(|(c, _)| *c == pl.cpus) {
                 continue;
@@ -868,6 +883,46 @@ impl<'s> Daemon<'s> {
                 }
             }
         }
+    }
+
+    /// For a class with `cpuset = true`, moves the process into the class's cpuset
+    /// cgroup (made on first use with the class's CPUs). True if the process may be
+    /// bound now (no cpuset wanted, or it is in the group).
+    fn confine(&mut self, pid: u32, class_name: &str) -> bool {
+        let Some(class) = self.config.classes.get(class_name) else { return false };
+        if !class.cpuset {
+            return true;
+        }
+        if !self.groups.contains_key(class_name) && !self.dry_run {
+            let cpus = class.cpus.clone().unwrap_or_else(|| self.cpus.clone());
+            let set = CpuSet::new(cpus.iter().map(|&c| c as usize));
+            match crate::cgroup::CpusetGroup::create(class_name, &set) {
+                Ok(g) => {
+                    self.groups.insert(class_name.to_string(), g);
+                }
+                Err(e) => {
+                    self.note(None, format!("cannot make the cpuset cgroup of class {class_name}: {e}"));
+                    return false;
+                }
+            }
+        }
+        let path = match self.groups.get(class_name) {
+            Some(g) => g.path(),
+            None => format!("/schedlab/{class_name}"),
+        };
+        if self.procs.get(&pid).is_some_and(|p| p.cgroup.as_deref() == Some(path.as_str())) {
+            return true;
+        }
+        let why = format!("class {class_name} asks for a cpuset cgroup");
+        if self.change(pid, Change::Cgroup(path.clone()), &why) {
+            if let Some(p) = self.procs.get_mut(&pid) {
+                p.cgroup = Some(path);
+                // Joining a cpuset resets the affinity (cgroup v1): bind again.
+                p.cpus = None;
+            }
+            return true;
+        }
+        false
     }
 
     // ---------------------------------------------------------------- boosting
@@ -1042,6 +1097,7 @@ impl<'s> Daemon<'s> {
             Change::Cpus(cpus) => {
                 self.actuator.set_affinity(h, &CpuSet::new(cpus.iter().map(|&c| c as usize)))
             }
+            Change::Cgroup(path) => self.actuator.set_cgroup(h, path),
         };
         match result {
             Ok(()) => {
@@ -1072,6 +1128,7 @@ enum Change {
     Policy(Policy, u32),
     Slice(u64),
     Cpus(Vec<u32>),
+    Cgroup(String),
 }
 
 impl Change {
@@ -1080,6 +1137,7 @@ impl Change {
             Change::Nice(_) => Setting::Nice,
             Change::Policy(..) | Change::Slice(_) => Setting::Policy,
             Change::Cpus(_) => Setting::Affinity,
+            Change::Cgroup(_) => Setting::Cgroup,
         }
     }
 
@@ -1091,6 +1149,7 @@ impl Change {
             Change::Slice(0) => "reset the slice".into(),
             Change::Slice(ns) => format!("set the slice to {:.2} ms", *ns as f64 / 1e6),
             Change::Cpus(c) => format!("bind to CPUs {}", CpuSet::new(c.iter().map(|&c| c as usize))),
+            Change::Cgroup(path) => format!("move into cpuset cgroup {path}"),
         }
     }
 
@@ -1103,7 +1162,7 @@ impl Change {
                 p.policy =
                     Some(if *prio > 0 { format!("{} {prio}", pol.name()) } else { pol.name().to_string() })
             }
-            Change::Slice(_) | Change::Cpus(_) => {}
+            Change::Slice(_) | Change::Cpus(_) | Change::Cgroup(_) => {}
         }
     }
 }

@@ -406,8 +406,9 @@ impl Drop for TempDir {
 
 /// Makes `cmd` start in its own process group, get `death_signal` when the spawning
 /// thread dies, and inherit `fds`; SIGUSR1 and SIGUSR2 start blocked (the `sig` kind
-/// waits for them), SIGINT and SIGTERM with their default action.
-fn guard_command(cmd: &mut Command, fds: Vec<RawFd>, death_signal: libc::c_int) {
+/// waits for them), SIGINT and SIGTERM with their default action; `nice` is set before
+/// the exec.
+fn guard_command(cmd: &mut Command, fds: Vec<RawFd>, death_signal: libc::c_int, nice: Option<i32>) {
     cmd.process_group(0);
     // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid,
     // sigprocmask, signal, fcntl) on data prepared before the fork.
@@ -431,6 +432,11 @@ fn guard_command(cmd: &mut Command, fds: Vec<RawFd>, death_signal: libc::c_int) 
             libc::signal(libc::SIGTERM, libc::SIG_DFL);
             for &fd in &fds {
                 ipc::inherit_fd(fd)?;
+            }
+            // Started at its nice value, as `nice -n -20 client` starts it: the daemon
+            // sees the client's priority at its exec.
+            if let Some(n) = nice {
+                cvt(libc::setpriority(libc::PRIO_PROCESS, 0, n))?;
             }
             Ok(())
         });
@@ -458,7 +464,7 @@ impl Worker {
         let mut cmd = Command::new(exe);
         cmd.args(WORKER_COMMAND).args(spec.to_args());
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
-        guard_command(&mut cmd, fds.to_vec(), libc::SIGKILL);
+        guard_command(&mut cmd, fds.to_vec(), libc::SIGKILL, spec.nice);
         let mut child =
             cmd.spawn().ctx(|| format!("cannot start {} {}", exe.display(), WORKER_COMMAND.join(" ")))?;
         let stdout = child.stdout.take().expect("piped");
@@ -588,7 +594,7 @@ impl Daemon {
         cmd.arg("run").arg("--config").arg(&config).arg("--store").arg(&store);
         cmd.arg("--socket").arg(&socket).arg("--quiet");
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log_file);
-        guard_command(&mut cmd, Vec::new(), libc::SIGINT);
+        guard_command(&mut cmd, Vec::new(), libc::SIGINT, None);
         let child = cmd.spawn().ctx(|| format!("cannot start {} run", cfg.exe.display()))?;
         let mut daemon = Daemon { child: Some(child), socket, log };
         let limit = deadline.min(Instant::now() + DAEMON_START_LIMIT);

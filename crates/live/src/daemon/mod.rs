@@ -482,6 +482,9 @@ impl<'s> Daemon<'s> {
                     let parent_tgid = self.tgid(parent.0);
                     if *thread {
                         self.tgids.insert(child.0, parent_tgid);
+                        if self.urgent.contains(&parent.0) {
+                            self.mark_urgent(child.0);
+                        }
                     } else {
                         self.tgids.insert(child.0, child.0);
                         self.forked(parent_tgid, child.0);
@@ -565,12 +568,28 @@ impl<'s> Daemon<'s> {
             None => {}
         }
         self.procs.insert(pid, p);
+        self.mark_urgent_if_high(pid);
         if rule_changed || exec {
             self.apply_class(pid);
             if exec {
                 // A new process of a class: place it now, not at the next planning.
                 self.place();
             }
+        }
+    }
+
+    /// A process above nice 0 (or real-time) may need its providers boosted: its main
+    /// thread's blocking wakes the reader at once from the start, not only after its
+    /// first boost.
+    fn mark_urgent_if_high(&mut self, pid: u32) {
+        if self.booster.is_some() && rank_of(Pid(pid)).is_some_and(|r| r.outranks(Rank::Fair { nice: 0 })) {
+            self.mark_urgent(pid);
+        }
+    }
+
+    fn mark_urgent(&mut self, tid: u32) {
+        if self.urgent.insert(tid) {
+            let _ = self.observer.set_urgent(tid, true);
         }
     }
 
@@ -604,6 +623,7 @@ impl<'s> Daemon<'s> {
             }
         }
         self.procs.insert(child, p);
+        self.mark_urgent_if_high(child);
     }
 
     fn exited(&mut self, tid: Pid) {
@@ -946,9 +966,8 @@ impl<'s> Daemon<'s> {
         };
         let (actions, ended) =
             booster.decide(self.deps.detector(), requester, since, monotonic_ns(), &rank_of, &tgid_of);
-        let boosted = booster.active().any(|b| b.requester == requester);
-        if boosted && self.urgent.insert(requester.0) {
-            let _ = self.observer.set_urgent(requester.0, true);
+        if booster.active().any(|b| b.requester == requester) {
+            self.mark_urgent(requester.0);
         }
         for (b, why) in ended {
             self.counters.boosts_expired += u64::from(why == Ended::Expired);

@@ -5,18 +5,27 @@ CARGO ?= cargo
 # rustup's cargo, for shells whose PATH lacks it.
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-# What `make run` simulates: the built-in hackbench job (10 groups of 20 senders and
-# 20 receivers, 100 loops of 100-byte messages over pipes) under EEVDF.
+# Extra arguments for `schedlab run`, e.g. RUN_ARGS="--config schedlab.toml --dry-run".
+RUN_ARGS ?=
+# The daemon needs root (BPF, changing other processes).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# What `make simulate` simulates: the built-in hackbench job (10 groups of 20 senders
+# and 20 receivers, 100 loops of 100-byte messages over pipes) under EEVDF.
 WORKLOAD ?= hackbench:groups=10,fds=20,loops=100,size=100,ipc=pipe
 FAIR ?= eevdf
-# Extra arguments for `schedlab simulate`, e.g. RUN_ARGS="--cpus 4 --trace t.json".
-RUN_ARGS ?=
+# Extra arguments for `schedlab simulate`, e.g. SIM_ARGS="--cpus 4 --trace t.json".
+SIM_ARGS ?=
 
-.PHONY: run test setup build bench hackbench-ratio readme fmt lint
+.PHONY: run simulate test setup build bench hackbench-ratio readme fmt lint
 
-## run: build in release mode and simulate $(WORKLOAD) under $(FAIR), printing the summary
+## run: build in release mode, then run the daemon in the foreground with the built-in configuration (Ctrl-C stops it and restores everything)
 run: build
-	$(CARGO) run --release -q -p schedlab-cli -- simulate $(WORKLOAD) --fair $(FAIR) $(RUN_ARGS)
+	$(SUDO) target/release/schedlab run $(RUN_ARGS)
+
+## simulate: build in release mode and simulate $(WORKLOAD) under $(FAIR), printing the summary
+simulate: build
+	$(CARGO) run --release -q -p schedlab-cli -- simulate $(WORKLOAD) --fair $(FAIR) $(SIM_ARGS)
 
 ## test: every test of the workspace
 test: setup

@@ -1,21 +1,48 @@
 //! `schedlab bench deps` end to end: real worker processes, a small load, few rounds.
 
+//! Needs root (a client at nice -20, the daemon); fails with the reason otherwise.
+
 use std::process::Command;
+use std::sync::Mutex;
+
+/// One benchmark at a time: each checks that it left no worker behind.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn bench_deps(args: &[&str]) -> serde_json::Value {
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { libc::geteuid() }, 0, "bench deps needs root: its client runs at nice -20");
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["bench", "deps", "--ipc", "pipe", "--sort-len", "400", "--time-limit", "60s", "--json"])
+        .args(args)
+        .output()
+        .expect("schedlab runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// No worker outlives the run.
+fn no_worker_left() {
+    let ps = Command::new("ps").args(["-e", "-o", "comm="]).output().expect("ps");
+    let left = String::from_utf8_lossy(&ps.stdout);
+    assert!(!left.lines().any(|l| l.starts_with("sl-")), "{left}");
+}
+
+#[test]
+fn with_the_daemon_the_server_is_boosted() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let report = bench_deps(&["--load", "2", "--iterations", "5", "--with-daemon", "--no-reference"]);
+    let cells = report["kinds"][0]["cells"].as_array().unwrap();
+    let daemon = cells.iter().find(|c| c["scenario"] == "daemon").expect("a daemon cell");
+    let reaction = &daemon["daemon"]["boost_reaction_us"];
+    assert!(reaction["count"].as_u64().unwrap() >= 5, "a boost per round trip at least: {daemon}");
+    assert!(reaction["p50"].as_f64().unwrap() > 0.0, "{daemon}");
+    no_worker_left();
+}
 
 #[test]
 fn bench_deps_over_a_pipe_completes_with_sane_numbers() {
-    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(["bench", "deps", "--ipc", "pipe", "--load", "1", "--iterations", "3", "--sort-len", "400"])
-        .args(["--time-limit", "60s", "--json"])
-        .output()
-        .expect("schedlab runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("cannot set nice") {
-        eprintln!("skipped: needs root for nice -20");
-        return;
-    }
-    assert!(out.status.success(), "{stderr}");
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let report = bench_deps(&["--load", "1", "--iterations", "3"]);
     let kinds = report["kinds"].as_array().unwrap();
     assert_eq!(kinds.len(), 1);
     assert_eq!(kinds[0]["kind"], "pipe");
@@ -32,8 +59,5 @@ fn bench_deps_over_a_pipe_completes_with_sane_numbers() {
         assert!(c["ratio_to_unloaded"].as_f64().unwrap() > 0.0, "{c}");
     }
     assert_eq!(cells[0]["ratio_to_unloaded"], 1.0);
-    // No worker outlives the run.
-    let ps = Command::new("ps").args(["-e", "-o", "comm="]).output().expect("ps");
-    let left = String::from_utf8_lossy(&ps.stdout);
-    assert!(!left.lines().any(|l| l.starts_with("sl-")), "{left}");
+    no_worker_left();
 }

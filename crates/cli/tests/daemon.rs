@@ -9,6 +9,7 @@
 #![cfg(target_os = "linux")]
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -194,13 +195,13 @@ fn my_batch_job_moves_within_a_second_of_exec_and_ctrl_c_restores_it() {
 fn after_kill_9_schedlab_restore_and_the_next_run_give_everything_back() {
     require_root_and_two_cpus();
     let s = Scratch::new("kill9");
-    let config = s.config("sl-kill9-job", "");
+    let config = s.config("sd-kill9-job", "");
     let original = (affinity(std::process::id()), nice(std::process::id()));
     let store = s.path("schedlab.db");
 
     // kill -9, then `schedlab restore`.
     let mut daemon = start_daemon(&s, &config, &[]);
-    let job = Killed(Command::new(s.program("sl-kill9-job")).arg("30").spawn().unwrap());
+    let job = Killed(Command::new(s.program("sd-kill9-job")).arg("30").spawn().unwrap());
     wait_for_batch_settings(job.0.id(), Instant::now());
     daemon.0.kill().unwrap();
     daemon.0.wait().unwrap();
@@ -215,11 +216,11 @@ fn after_kill_9_schedlab_restore_and_the_next_run_give_everything_back() {
 
     // kill -9, then the next `run` restores first.
     let mut daemon = start_daemon(&s, &config, &[]);
-    let job2 = Killed(Command::new(s.program("sl-kill9-job")).arg("30").spawn().unwrap());
+    let job2 = Killed(Command::new(s.program("sd-kill9-job")).arg("30").spawn().unwrap());
     wait_for_batch_settings(job2.0.id(), Instant::now());
     daemon.0.kill().unwrap();
     daemon.0.wait().unwrap();
-    let daemon = start_daemon(&s, &s.config("sl-nothing-here", ""), &[]);
+    let daemon = start_daemon(&s, &s.config("sd-nothing-here", ""), &[]);
     let stats: serde_json::Value = serde_json::from_str(&schedlab(&[
         "monitor",
         "--json",
@@ -242,9 +243,9 @@ fn after_kill_9_schedlab_restore_and_the_next_run_give_everything_back() {
 fn a_manual_renice_is_respected() {
     require_root_and_two_cpus();
     let s = Scratch::new("renice");
-    let config = s.config("sl-renice-job", "");
+    let config = s.config("sd-renice-job", "");
     let daemon = start_daemon(&s, &config, &[]);
-    let job = Killed(Command::new(s.program("sl-renice-job")).arg("30").spawn().unwrap());
+    let job = Killed(Command::new(s.program("sd-renice-job")).arg("30").spawn().unwrap());
     let pid = job.0.id();
     wait_for_batch_settings(pid, Instant::now());
     let status = Command::new("renice").args(["-n", "3", "-p", &pid.to_string()]).output().unwrap();
@@ -311,7 +312,7 @@ fn kernel_threads_are_left_alone_and_a_dry_run_changes_nothing() {
         "[[rule]]\nmatch = { comm = \"*\" }\nclass = \"all\"\n[class.all]\nnice = 1\n[daemon]\nmodel = false\nboost = false\nslices = false\n",
     )
     .unwrap();
-    let job = Killed(Command::new(s.program("sl-dry-job")).arg("30").spawn().unwrap());
+    let job = Killed(Command::new(s.program("sd-dry-job")).arg("30").spawn().unwrap());
     let out = Command::new(SCHEDLAB)
         .args(["run", "--dry-run", "--duration", "2s", "--config"])
         .arg(&config)
@@ -323,7 +324,7 @@ fn kernel_threads_are_left_alone_and_a_dry_run_changes_nothing() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains(&format!("would set nice 1 of {} (sl-dry-job)", job.0.id())), "{text}");
+    assert!(text.contains(&format!("would set nice 1 of {} (sd-dry-job)", job.0.id())), "{text}");
     assert_eq!(nice(job.0.id()), 0, "a dry run changes nothing");
     for line in text.lines().filter(|l| l.contains("would ")) {
         let pid: u32 = line.split(" of ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
@@ -332,4 +333,108 @@ fn kernel_threads_are_left_alone_and_a_dry_run_changes_nothing() {
         assert_eq!(flags & 0x0020_0000, 0, "kernel thread {pid} was in a decision: {line}");
         assert!(pid != 1, "pid 1 was in a decision: {line}");
     }
+}
+
+#[test]
+fn a_blocked_client_boosts_its_server_and_the_confidence_is_kept() {
+    require_root_and_two_cpus();
+    let s = Scratch::new("boost");
+    let config = s.path("boost.toml");
+    std::fs::write(&config, "[daemon]\nmodel = false\nslices = false\nboost = true\n").unwrap();
+    let daemon = start_daemon(&s, &config, &[]);
+    // A shell server that computes a while per line, piped into a nice -20 client that
+    // blocks reading: the client waits on the pipe the server writes.
+    let server = "while :; do i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; echo x; done";
+    let pair = Killed(
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("({server}) | nice -n -20 sh -c 'while read l; do :; done'"))
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+    );
+    let socket = s.path("schedlab.sock");
+    let start = Instant::now();
+    let boosts = loop {
+        let stats: serde_json::Value = serde_json::from_str(&schedlab(&[
+            "monitor",
+            "--json",
+            "--once",
+            "--socket",
+            socket.to_str().unwrap(),
+        ]))
+        .unwrap();
+        let n = stats["boosts_total"].as_u64().unwrap();
+        if n >= 10 {
+            break n;
+        }
+        assert!(start.elapsed() < Duration::from_secs(5), "no boosts after 5 s: {stats}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    eprintln!("{boosts} boosts");
+    interrupt(daemon);
+    // SAFETY: the pair leads its own process group.
+    unsafe { libc::kill(-(pair.0.id() as i32), libc::SIGKILL) };
+    drop(pair);
+    let store = schedlab_store::Store::open(s.path("schedlab.db")).unwrap();
+    let kept = store.confidences().unwrap();
+    let server_pipe = kept.iter().find(|c| c.program.ends_with("sh") && c.kind == "pipe");
+    assert!(
+        server_pipe.is_some_and(|c| c.confidence > 20),
+        "the server was rewarded and that is kept: {kept:?}"
+    );
+}
+
+/// The policy of `pid` (`sched_getscheduler`).
+fn policy(pid: u32) -> i32 {
+    // SAFETY: no memory arguments.
+    unsafe { libc::sched_getscheduler(pid as i32) }
+}
+
+#[test]
+fn a_real_time_class_is_bounded_and_a_cpuset_class_gets_its_cgroup() {
+    require_root_and_two_cpus();
+    let s = Scratch::new("rt");
+    let config = s.path("rt.toml");
+    std::fs::write(
+        &config,
+        "[[rule]]\nmatch = { comm = \"sd-rt-hog\" }\nclass = \"rt\"\n\
+         [class.rt]\ncpus = \"1\"\ncpuset = true\npolicy = \"fifo\"\nrt_priority = 5\nrt_max_ms = 100\n\
+         [daemon]\nmodel = false\nboost = false\nslices = false\nreplan_ms = 200\n",
+    )
+    .unwrap();
+    let original_cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let daemon = start_daemon(&s, &config, &[]);
+    // A busy loop named sd-rt-hog: a copy of the shell, spinning (bounded: killed below).
+    let shell = s.path("sd-rt-hog");
+    std::fs::copy("/bin/dash", &shell).unwrap();
+    let hog = Killed(Command::new(&shell).args(["-c", "while :; do :; done"]).spawn().unwrap());
+    let pid = hog.0.id();
+    let start = Instant::now();
+    while policy(pid) != libc::SCHED_FIFO {
+        assert!(start.elapsed() < Duration::from_secs(2), "never made SCHED_FIFO");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+    assert!(cgroup.contains("schedlab") && cgroup.contains("/rt"), "in the class's cpuset cgroup: {cgroup}");
+    assert_eq!(affinity(pid), "1");
+    // It spins: over 100 ms a second, it loses the real-time policy.
+    while policy(pid) == libc::SCHED_FIFO {
+        assert!(start.elapsed() < Duration::from_secs(3), "a spinning real-time process was not bounded");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    eprintln!("real time taken back {:?} after the exec", start.elapsed());
+    let explained =
+        schedlab(&["explain", &pid.to_string(), "--socket", s.path("schedlab.sock").to_str().unwrap()]);
+    assert!(explained.contains("used more than its bound of 100 ms"), "{explained}");
+    interrupt(daemon);
+    assert_eq!(policy(pid), libc::SCHED_OTHER);
+    let back = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+    assert!(!back.contains("schedlab"), "moved back out of schedlab's cgroup: {back}");
+    assert_eq!(back, original_cgroup, "back where it started (the test's own cgroups)");
+    assert!(
+        !Path::new("/sys/fs/cgroup/cpuset/schedlab/rt").exists()
+            && !Path::new("/sys/fs/cgroup/unified/schedlab.slice/rt").exists(),
+        "the class's cgroup is removed"
+    );
 }

@@ -63,6 +63,11 @@ impl DependencyRecorder {
         &self.detector
     }
 
+    /// The detector, to configure.
+    pub fn detector_mut(&mut self) -> &mut SwapDetector {
+        &mut self.detector
+    }
+
     /// Charges running time up to `now` (SWAP's confidence feedback) without an event.
     pub fn advance_to(&mut self, now: Ns) {
         self.detector.advance_to(now);

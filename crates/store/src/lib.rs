@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+mod confidence;
 mod error;
 mod journal;
 mod path;
@@ -21,6 +22,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
+pub use confidence::ProgramConfidence;
 pub use error::{Error, Result};
 pub use journal::{Change, JournalEntry, JournalId, Setting};
 pub use rows::{

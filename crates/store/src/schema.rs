@@ -94,6 +94,15 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX journal_pending ON journal (undone, id);
     ",
+    // 3: SWAP's confidence kept across runs, per provider program and resource kind.
+    "
+    CREATE TABLE swap_confidence (
+        program    TEXT    NOT NULL,
+        kind       TEXT    NOT NULL,
+        confidence INTEGER NOT NULL,
+        PRIMARY KEY (program, kind)
+    );
+    ",
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

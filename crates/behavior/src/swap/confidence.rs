@@ -118,6 +118,12 @@ impl Confidence {
         Confidence { value: k, ran_ns: 0, quantum_ended_at: None }
     }
 
+    /// A new provider's confidence starting at `value` (clamped to `0..=2K`): what was
+    /// learned of the same program as a provider of the same kind in earlier runs.
+    pub fn starting_at(value: u32, k: u32) -> Self {
+        Confidence { value: value.min(2 * k), ..Confidence::base(k) }
+    }
+
     /// The confidence value, within `0..=2K`.
     pub fn value(&self) -> u32 {
         self.value

@@ -158,6 +158,10 @@ struct Proc {
 /// A function giving the peer endpoint of a socket endpoint inode (`None` if unknown).
 pub type SocketPeer = Box<dyn Fn(u64) -> Option<u64> + Send>;
 
+/// A function giving the confidence a new provider entry starts at (`None`: the base
+/// K): what earlier runs learned of the provider's program on that kind of resource.
+pub type InitialConfidence = Box<dyn Fn(Pid, &Resource) -> Option<u32> + Send>;
+
 /// SWAP's dependency detector: the resource object table fed by the event stream, with
 /// the confidence of every provider kept up to date by feedback.
 ///
@@ -175,6 +179,7 @@ pub struct SwapDetector {
     /// Sequence of confidence changes, for the order among equal confidences.
     seq: u64,
     socket_peer: SocketPeer,
+    initial: Option<InitialConfidence>,
 }
 
 impl std::fmt::Debug for SwapDetector {
@@ -215,7 +220,14 @@ impl SwapDetector {
             clock: 0,
             seq: 0,
             socket_peer: Box::new(peer),
+            initial: None,
         }
+    }
+
+    /// Makes new provider entries start at what `initial` says instead of the base K
+    /// (confidence kept across runs by the daemon).
+    pub fn set_initial_confidence(&mut self, initial: InitialConfidence) {
+        self.initial = Some(initial);
     }
 
     /// The parameters in use.
@@ -381,7 +393,8 @@ impl SwapDetector {
             return;
         }
         self.seq += 1;
-        let evicted = obj.add_provider(pid, k, self.params.list_limit, self.seq);
+        let initial = self.initial.as_ref().and_then(|f| f(pid, &r));
+        let evicted = obj.add_provider(pid, k, initial, self.params.list_limit, self.seq);
         self.procs.entry(pid).or_default().provides.push(r);
         if let Some(p) = evicted.and_then(|e| self.procs.get_mut(&e)) {
             p.provides.retain(|x| *x != r);
@@ -637,6 +650,19 @@ mod tests {
         // Calls that do not access the socket make nobody a provider.
         f.call(3, Syscall::Getpid, b, 0);
         assert_eq!(f.providers(b), vec![2]);
+    }
+
+    #[test]
+    fn new_providers_start_at_the_kept_confidence() {
+        let mut f = Feed::new();
+        f.d.set_initial_confidence(Box::new(|pid, r| (pid == Pid(1) && r.kind() == "socket").then_some(35)));
+        let (a, b) = (Resource::Socket { inode: 100 }, Resource::Socket { inode: 101 });
+        f.call(1, Syscall::Write, a, 10);
+        f.call(2, Syscall::Write, b, 10);
+        assert_eq!((f.conf(a, 1), f.conf(b, 2)), (35, 20), "pid 1 kept 35; pid 2 starts at K");
+        f.d.set_initial_confidence(Box::new(|_, _| Some(1000)));
+        f.call(3, Syscall::Write, a, 10);
+        assert_eq!(f.conf(a, 3), 40, "clamped to 2K");
     }
 
     #[test]

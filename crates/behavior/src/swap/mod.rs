@@ -53,7 +53,7 @@ pub mod resource;
 mod virtual_runnable;
 
 pub use confidence::{Category, Confidence, KindParams, SwapParams};
-pub use detector::{signal_of_interest, SocketPeer, SwapDetector};
+pub use detector::{signal_of_interest, InitialConfidence, SocketPeer, SwapDetector};
 pub use figure2::{
     figure2_params, figure2_replay, figure2_steps, EdgeConfidence, Figure2Step, RunOutcome, FIGURE2_R1,
     FIGURE2_R2,

@@ -174,14 +174,22 @@ impl ResourceObject {
         self.requesters.retain(|&p| p != pid);
     }
 
-    /// Adds `pid` as a provider with base confidence `k` unless it is listed already.
+    /// Adds `pid` as a provider with base confidence `k` (or `initial`, what earlier
+    /// runs learned of its program) unless it is listed already.
     /// With the list full (`limit` > 0 entries), the new provider joins the end of the
     /// default group and an existing provider leaves from the front of the lowest
     /// non-empty group (section 3.1). Each group is kept in ascending confidence, equal
     /// confidences in the order they were reached, so the one leaving is the least
     /// confident: SWAP "only keeps the L providers with highest confidence values".
     /// Returns the evicted provider.
-    pub(super) fn add_provider(&mut self, pid: Pid, k: u32, limit: usize, since: u64) -> Option<Pid> {
+    pub(super) fn add_provider(
+        &mut self,
+        pid: Pid,
+        k: u32,
+        initial: Option<u32>,
+        limit: usize,
+        since: u64,
+    ) -> Option<Pid> {
         if self.provider(pid).is_some() {
             return None;
         }
@@ -194,7 +202,8 @@ impl ResourceObject {
         } else {
             None
         };
-        self.providers.push(ProviderEntry { pid, confidence: Confidence::base(k), since });
+        let confidence = initial.map_or_else(|| Confidence::base(k), |v| Confidence::starting_at(v, k));
+        self.providers.push(ProviderEntry { pid, confidence, since });
         evicted
     }
 
@@ -383,19 +392,23 @@ mod tests {
     fn list_limit_evicts_the_front_of_the_lowest_non_empty_group() {
         let mut o = ResourceObject::new(SEM);
         for p in 1..=4 {
-            assert_eq!(o.add_provider(Pid(p), 20, 4, u64::from(p)), None);
+            assert_eq!(o.add_provider(Pid(p), 20, None, 4, u64::from(p)), None);
         }
-        assert_eq!(o.add_provider(Pid(2), 20, 4, 9), None, "listed already: nothing changes");
+        assert_eq!(o.add_provider(Pid(2), 20, None, 4, 9), None, "listed already: nothing changes");
         set(&mut o, 1, 25, 10); // high
         set(&mut o, 2, 18, 11); // low
         set(&mut o, 3, 15, 12); // low, lower
                                 // p4 stays default (20).
-        assert_eq!(o.add_provider(Pid(5), 20, 4, 13), Some(Pid(3)), "lowest confidence of the low group");
-        assert_eq!(o.add_provider(Pid(6), 20, 4, 14), Some(Pid(2)));
+        assert_eq!(
+            o.add_provider(Pid(5), 20, None, 4, 13),
+            Some(Pid(3)),
+            "lowest confidence of the low group"
+        );
+        assert_eq!(o.add_provider(Pid(6), 20, None, 4, 14), Some(Pid(2)));
         assert_eq!(pids(&o), vec![1, 4, 5, 6]);
         // No low provider left: the front of the default group (the oldest) goes.
-        assert_eq!(o.add_provider(Pid(7), 20, 4, 15), Some(Pid(4)));
-        assert_eq!(o.add_provider(Pid(8), 20, 4, 16), Some(Pid(5)));
+        assert_eq!(o.add_provider(Pid(7), 20, None, 4, 15), Some(Pid(4)));
+        assert_eq!(o.add_provider(Pid(8), 20, None, 4, 16), Some(Pid(5)));
         assert_eq!(pids(&o), vec![1, 6, 7, 8]);
         assert_eq!(o.providers().iter().map(|e| e.category(20)).collect::<Vec<_>>(), {
             use Category::*;
@@ -403,11 +416,11 @@ mod tests {
         });
         // Only high providers: the least confident of them goes; the newcomer stays.
         let mut h = ResourceObject::new(SEM);
-        h.add_provider(Pid(1), 20, 2, 1);
-        h.add_provider(Pid(2), 20, 2, 2);
+        h.add_provider(Pid(1), 20, None, 2, 1);
+        h.add_provider(Pid(2), 20, None, 2, 2);
         set(&mut h, 1, 30, 3);
         set(&mut h, 2, 22, 4);
-        assert_eq!(h.add_provider(Pid(3), 20, 2, 5), Some(Pid(2)));
+        assert_eq!(h.add_provider(Pid(3), 20, None, 2, 5), Some(Pid(2)));
         assert_eq!(pids(&h), vec![1, 3]);
     }
 
@@ -415,7 +428,7 @@ mod tests {
     fn no_limit_when_l_is_zero() {
         let mut o = ResourceObject::new(SEM);
         for p in 1..=50 {
-            assert_eq!(o.add_provider(Pid(p), 20, 0, u64::from(p)), None);
+            assert_eq!(o.add_provider(Pid(p), 20, None, 0, u64::from(p)), None);
         }
         assert_eq!(o.providers().len(), 50);
     }
@@ -424,7 +437,7 @@ mod tests {
     fn ranking_excludes_the_requester_and_zero_and_breaks_ties_by_age() {
         let mut o = ResourceObject::new(SEM);
         for p in 1..=4 {
-            o.add_provider(Pid(p), 20, 0, u64::from(p));
+            o.add_provider(Pid(p), 20, None, 0, u64::from(p));
         }
         set(&mut o, 1, 0, 5);
         set(&mut o, 4, 21, 6);

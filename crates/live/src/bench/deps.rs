@@ -13,11 +13,12 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -275,7 +276,7 @@ pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result
                 progress(&at);
             };
             let (samples_ms, daemon) = if scenario == Scenario::Daemon {
-                let mut daemon = Daemon::start(cfg, dir.path(), deadline)?;
+                let mut daemon = Daemon::start(&cfg.exe, DAEMON_CONFIG, dir.path(), deadline)?;
                 let samples = run_cell(cfg, kind, scenario, &cpus, dir.path(), deadline, &mut tick)?;
                 let mut outcome = DaemonOutcome::default();
                 match daemon.stats() {
@@ -377,10 +378,10 @@ fn run_cell(
 }
 
 /// A temporary directory, removed on drop.
-struct TempDir(PathBuf);
+pub(crate) struct TempDir(PathBuf);
 
 impl TempDir {
-    fn new() -> Result<TempDir> {
+    pub(crate) fn new() -> Result<TempDir> {
         let base = std::env::temp_dir();
         for n in 0..1000 {
             let p = base.join(format!("schedlab-bench-{}-{n}", std::process::id()));
@@ -393,7 +394,7 @@ impl TempDir {
         Err(BenchError::Failed(format!("cannot create a directory in {}", base.display())))
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.0
     }
 }
@@ -408,7 +409,12 @@ impl Drop for TempDir {
 /// thread dies, and inherit `fds`; SIGUSR1 and SIGUSR2 start blocked (the `sig` kind
 /// waits for them), SIGINT and SIGTERM with their default action; `nice` is set before
 /// the exec.
-fn guard_command(cmd: &mut Command, fds: Vec<RawFd>, death_signal: libc::c_int, nice: Option<i32>) {
+pub(crate) fn guard_command(
+    cmd: &mut Command,
+    fds: Vec<RawFd>,
+    death_signal: libc::c_int,
+    nice: Option<i32>,
+) {
     cmd.process_group(0);
     // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid,
     // sigprocmask, signal, fcntl) on data prepared before the fork.
@@ -452,70 +458,114 @@ fn kill_and_reap(child: &mut Child) {
     }
 }
 
-/// A worker process, killed and reaped when dropped.
-struct Worker {
+/// Waits for `child` to exit, by `deadline`: its status, `None` if it still runs then.
+/// Wakes as soon as it exits (through a pidfd), so the caller can time the exit.
+fn wait_exit(child: &mut Child, deadline: Instant) -> io::Result<Option<ExitStatus>> {
+    // SAFETY: plain system call; a returned descriptor is ours to own.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
+    // SAFETY: fd is a new, open descriptor nobody else owns.
+    let pidfd = (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        let step = left.min(Duration::from_secs(1));
+        match &pidfd {
+            Some(fd) => {
+                let mut pfd = libc::pollfd { fd: fd.as_fd().as_raw_fd(), events: libc::POLLIN, revents: 0 };
+                // SAFETY: pfd is valid for one entry.
+                match cvt(unsafe { libc::poll(&mut pfd, 1, step.as_millis().max(1) as i32) }) {
+                    Err(e) if e.kind() != io::ErrorKind::Interrupted => return Err(e),
+                    _ => {}
+                }
+            }
+            None => std::thread::sleep(step.min(Duration::from_millis(5))),
+        }
+    }
+}
+
+/// A child process (a worker, or a program a benchmark measures), its process group
+/// killed and the child reaped when dropped.
+pub(crate) struct Worker {
     child: Child,
-    out: Lines,
-    role: Role,
+    /// Its standard output, if piped.
+    out: Option<Lines>,
+    /// What it is called in messages.
+    name: String,
 }
 
 impl Worker {
-    fn spawn(exe: &Path, spec: &WorkerSpec, fds: &[RawFd]) -> Result<Worker> {
+    /// `<exe> bench worker <spec>`, guarded ([`guard_command`]), its output piped.
+    pub(crate) fn command(exe: &Path, spec: &WorkerSpec, fds: &[RawFd]) -> Command {
         let mut cmd = Command::new(exe);
         cmd.args(WORKER_COMMAND).args(spec.to_args());
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
         guard_command(&mut cmd, fds.to_vec(), libc::SIGKILL, spec.nice);
-        let mut child =
-            cmd.spawn().ctx(|| format!("cannot start {} {}", exe.display(), WORKER_COMMAND.join(" ")))?;
-        let stdout = child.stdout.take().expect("piped");
-        Ok(Worker { child, out: Lines::new(stdout), role: spec.role })
+        cmd
     }
 
-    fn pid(&self) -> i32 {
+    fn spawn(exe: &Path, spec: &WorkerSpec, fds: &[RawFd]) -> Result<Worker> {
+        Worker::start(&mut Worker::command(exe, spec, fds), spec.role.comm())
+    }
+
+    /// Starts `cmd` (made with [`guard_command`]: it must lead its own process group),
+    /// called `name` in messages.
+    pub(crate) fn start(cmd: &mut Command, name: &str) -> Result<Worker> {
+        let mut child = cmd.spawn().ctx(|| {
+            let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+            format!("cannot start {} {}", cmd.get_program().to_string_lossy(), args.join(" "))
+        })?;
+        let out = child.stdout.take().map(Lines::new);
+        Ok(Worker { child, out, name: name.to_string() })
+    }
+
+    pub(crate) fn pid(&self) -> i32 {
         self.child.id() as i32
     }
 
     /// The next line it writes, by `deadline`.
-    fn line(&mut self, deadline: Instant, what: &str) -> Result<String> {
-        match self.out.next(deadline) {
+    pub(crate) fn line(&mut self, deadline: Instant, what: &str) -> Result<String> {
+        let Some(out) = self.out.as_mut() else {
+            return Err(BenchError::Failed(format!("{what}: the {}'s output is not piped", self.name)));
+        };
+        match out.next(deadline) {
             Ok(Some(line)) => Ok(line),
             Ok(None) => {
                 let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
-                Err(BenchError::Failed(format!("{what}: the {} exited ({status})", self.role.comm())))
+                Err(BenchError::Failed(format!("{what}: the {} exited ({status})", self.name)))
             }
             Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(BenchError::Failed(format!(
                 "{what}: the time limit ran out waiting for the {}",
-                self.role.comm()
+                self.name
             ))),
-            Err(e) => Err(e).ctx(|| format!("{what}: cannot read from the {}", self.role.comm())),
+            Err(e) => Err(e).ctx(|| format!("{what}: cannot read from the {}", self.name)),
         }
     }
 
-    fn expect_line(&mut self, want: &str, deadline: Instant, what: &str) -> Result<()> {
+    pub(crate) fn expect_line(&mut self, want: &str, deadline: Instant, what: &str) -> Result<()> {
         let line = self.line(deadline, what)?;
         if line != want {
             return Err(BenchError::Failed(format!(
                 "{what}: the {} said '{line}' instead of '{want}'",
-                self.role.comm()
+                self.name
             )));
         }
         Ok(())
     }
 
-    /// Waits for it to exit by `deadline`.
-    fn wait(&mut self, deadline: Instant, what: &str) -> Result<()> {
-        loop {
-            if let Some(status) = self.child.try_wait().ctx(|| "cannot wait for a worker".into())? {
-                return if status.success() {
-                    Ok(())
-                } else {
-                    Err(BenchError::Failed(format!("{what}: the {} exited with {status}", self.role.comm())))
-                };
+    /// Waits for it to exit by `deadline`; returns as soon as it has, and fails unless
+    /// it exited with status 0.
+    pub(crate) fn wait(&mut self, deadline: Instant, what: &str) -> Result<()> {
+        match wait_exit(&mut self.child, deadline).ctx(|| format!("cannot wait for the {}", self.name))? {
+            Some(status) if status.success() => Ok(()),
+            Some(status) => {
+                Err(BenchError::Failed(format!("{what}: the {} exited with {status}", self.name)))
             }
-            if Instant::now() >= deadline {
-                return Err(BenchError::Failed(format!("{what}: the {} did not exit", self.role.comm())));
-            }
-            std::thread::sleep(Duration::from_millis(5));
+            None => Err(BenchError::Failed(format!("{what}: the {} did not exit", self.name))),
         }
     }
 }
@@ -573,29 +623,31 @@ impl Lines {
 }
 
 /// `schedlab run`, stopped (SIGINT, then SIGKILL) when dropped.
-struct Daemon {
+pub(crate) struct Daemon {
     child: Option<Child>,
     socket: PathBuf,
     log: PathBuf,
 }
 
 impl Daemon {
-    /// Starts the daemon with its files in `dir` and waits until its socket accepts
-    /// connections.
-    fn start(cfg: &DepsConfig, dir: &Path, deadline: Instant) -> Result<Daemon> {
+    /// Starts `exe run` with the configuration `config_text` and its files (the
+    /// configuration, store, socket and log) in `dir`, and waits until its socket accepts
+    /// connections. A daemon started again in the same `dir` finds what the last one
+    /// learned in the store.
+    pub(crate) fn start(exe: &Path, config_text: &str, dir: &Path, deadline: Instant) -> Result<Daemon> {
         let config = dir.join("daemon.toml");
-        std::fs::write(&config, DAEMON_CONFIG).ctx(|| format!("cannot write {}", config.display()))?;
+        std::fs::write(&config, config_text).ctx(|| format!("cannot write {}", config.display()))?;
         let socket = dir.join("schedlab.sock");
         let store = dir.join("schedlab.db");
         let log = dir.join("daemon.log");
         let _ = std::fs::remove_file(&socket);
         let log_file = File::create(&log).ctx(|| format!("cannot create {}", log.display()))?;
-        let mut cmd = Command::new(&cfg.exe);
+        let mut cmd = Command::new(exe);
         cmd.arg("run").arg("--config").arg(&config).arg("--store").arg(&store);
         cmd.arg("--socket").arg(&socket).arg("--quiet");
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log_file);
         guard_command(&mut cmd, Vec::new(), libc::SIGINT, None);
-        let child = cmd.spawn().ctx(|| format!("cannot start {} run", cfg.exe.display()))?;
+        let child = cmd.spawn().ctx(|| format!("cannot start {} run", exe.display()))?;
         let mut daemon = Daemon { child: Some(child), socket, log };
         let limit = deadline.min(Instant::now() + DAEMON_START_LIMIT);
         loop {
@@ -636,6 +688,11 @@ impl Daemon {
 
     /// Asks for `{"cmd":"stats"}` and keeps `boost_reaction_us`.
     fn stats(&mut self) -> Result<Option<BoostReaction>> {
+        parse_boost(&self.stats_line()?)
+    }
+
+    /// The daemon's answer to `{"cmd":"stats"}`: one JSON line.
+    pub(crate) fn stats_line(&mut self) -> Result<String> {
         let mut s = UnixStream::connect(&self.socket)
             .ctx(|| format!("cannot connect to {}", self.socket.display()))?;
         s.set_read_timeout(Some(Duration::from_secs(5))).ctx(|| "cannot set a timeout".into())?;
@@ -643,12 +700,12 @@ impl Daemon {
         s.write_all(b"{\"cmd\":\"stats\"}\n").ctx(|| "cannot ask the daemon for its stats".into())?;
         let mut line = String::new();
         BufReader::new(s).read_line(&mut line).ctx(|| "cannot read the daemon's stats".into())?;
-        parse_boost(&line)
+        Ok(line)
     }
 
     /// Sends SIGINT and waits up to [`DAEMON_STOP_LIMIT`], then SIGKILL; whether it had
     /// to be killed, and its exit status.
-    fn stop(&mut self) -> Result<(bool, String)> {
+    pub(crate) fn stop(&mut self) -> Result<(bool, String)> {
         let Some(mut child) = self.child.take() else { return Ok((false, String::new())) };
         // SAFETY: signalling our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

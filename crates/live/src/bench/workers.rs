@@ -1,11 +1,13 @@
-//! The benchmark's processes: the server (a bubble sort per request), the client
-//! (timed round trips) and the CPU hogs (busy loops, one CPU each).
+//! The benchmarks' processes: the server (a bubble sort per request), the client
+//! (timed round trips), the CPU hogs (busy loops, one CPU each) and PFS's test program
+//! (bursts of a given CPU time separated by sleeps; paper 001, section 5).
 //!
 //! The runner starts each as `<current exe> bench worker <args>` ([`WORKER_COMMAND`],
 //! [`WorkerSpec::to_args`]); the hidden subcommand hands the arguments to
 //! [`worker_main`]. A worker names itself ([`Role::comm`]) with `PR_SET_NAME`, sets its
 //! nice value, and talks to the runner through its standard output: `ready` once it is
-//! set up, then (the client) `t <nanoseconds>` per round trip and `done`.
+//! set up, then (the client) `t <nanoseconds>` per round trip and `done` (the client
+//! and the test program).
 
 use std::hint::black_box;
 use std::io::{self, Write};
@@ -31,6 +33,9 @@ pub enum Role {
     Server,
     /// Spins on one CPU.
     Hog,
+    /// PFS's test program: `loops` times, work A (count until the thread has used
+    /// `work_ns` of CPU time) then work B (sleep `sleep_ns`).
+    PfsTest,
 }
 
 impl Role {
@@ -40,6 +45,7 @@ impl Role {
             Role::Client => "sl-client",
             Role::Server => "sl-server",
             Role::Hog => "sl-hog",
+            Role::PfsTest => "sl-pfs-test",
         }
     }
 
@@ -48,6 +54,7 @@ impl Role {
             Role::Client => "client",
             Role::Server => "server",
             Role::Hog => "hog",
+            Role::PfsTest => "pfs-test",
         }
     }
 }
@@ -63,6 +70,12 @@ pub struct WorkerSpec {
     pub sort_len: usize,
     /// How many round trips the client makes.
     pub rounds: u32,
+    /// The test program's CPU time per burst (work A), in ns.
+    pub work_ns: u64,
+    /// The test program's bursts (loops of work A then work B).
+    pub loops: u32,
+    /// The test program's sleep after each burst (work B), in ns.
+    pub sleep_ns: u64,
     /// The nice value it sets for itself (`None`: inherited).
     pub nice: Option<i32>,
     /// The CPU a hog pins itself to.
@@ -72,7 +85,17 @@ pub struct WorkerSpec {
 impl WorkerSpec {
     /// A worker of `role` with nothing else set.
     pub fn new(role: Role) -> Self {
-        WorkerSpec { role, endpoint: None, sort_len: DEFAULT_SORT_LEN, rounds: 0, nice: None, cpu: None }
+        WorkerSpec {
+            role,
+            endpoint: None,
+            sort_len: DEFAULT_SORT_LEN,
+            rounds: 0,
+            work_ns: 0,
+            loops: 0,
+            sleep_ns: 0,
+            nice: None,
+            cpu: None,
+        }
     }
 
     /// The arguments after [`WORKER_COMMAND`].
@@ -85,6 +108,14 @@ impl WorkerSpec {
             Role::Server => a.extend(["--sort-len".into(), self.sort_len.to_string()]),
             Role::Client => a.extend(["--rounds".into(), self.rounds.to_string()]),
             Role::Hog => {}
+            Role::PfsTest => a.extend([
+                "--work-ms".into(),
+                ms_arg(self.work_ns),
+                "--loops".into(),
+                self.loops.to_string(),
+                "--sleep-ms".into(),
+                ms_arg(self.sleep_ns),
+            ]),
         }
         if let Some(n) = self.nice {
             a.push(format!("--nice={n}"));
@@ -102,7 +133,8 @@ impl WorkerSpec {
             Some("client") => Role::Client,
             Some("server") => Role::Server,
             Some("hog") => Role::Hog,
-            other => return Err(format!("the role must be client, server or hog, not {other:?}")),
+            Some("pfs-test") => Role::PfsTest,
+            other => return Err(format!("the role must be client, server, hog or pfs-test, not {other:?}")),
         };
         let mut spec = WorkerSpec::new(role);
         while let Some(arg) = it.next() {
@@ -115,16 +147,23 @@ impl WorkerSpec {
                 None => it.next().ok_or_else(|| format!("{key} needs a value"))?,
             };
             let num = |v: &str| v.parse::<i64>().map_err(|e| format!("bad {key} '{v}': {e}"));
+            let ms = |v: &str| match v.parse::<f64>() {
+                Ok(ms) if ms.is_finite() && ms >= 0.0 => Ok((ms * 1e6).round() as u64),
+                _ => Err(format!("bad {key} '{v}': not a number of milliseconds")),
+            };
             match key {
                 "--endpoint" => spec.endpoint = Some(EndpointSpec::parse(value)?),
                 "--sort-len" => spec.sort_len = num(value)? as usize,
                 "--rounds" => spec.rounds = num(value)? as u32,
+                "--work-ms" => spec.work_ns = ms(value)?,
+                "--loops" => spec.loops = num(value)? as u32,
+                "--sleep-ms" => spec.sleep_ns = ms(value)?,
                 "--nice" => spec.nice = Some(num(value)? as i32),
                 "--cpu" => spec.cpu = Some(num(value)? as usize),
                 _ => return Err(format!("unknown worker argument '{key}'")),
             }
         }
-        if role != Role::Hog && spec.endpoint.is_none() {
+        if matches!(role, Role::Client | Role::Server) && spec.endpoint.is_none() {
             return Err(format!("a {} needs --endpoint", role.name()));
         }
         Ok(spec)
@@ -143,7 +182,13 @@ pub fn worker_main(args: &[String]) -> Result<()> {
         Role::Hog => hog(spec.cpu),
         Role::Server => server(&spec),
         Role::Client => client(&spec),
+        Role::PfsTest => pfs_test(&spec),
     }
+}
+
+/// Nanoseconds as milliseconds, as short as exact: `2.3`, `100`.
+fn ms_arg(ns: u64) -> String {
+    format!("{}", ns as f64 / 1e6)
 }
 
 fn say(line: &str) -> Result<()> {
@@ -187,6 +232,32 @@ fn client(spec: &WorkerSpec) -> Result<()> {
         say(&format!("t {}", monotonic_ns() - start))?;
     }
     say("done")
+}
+
+fn pfs_test(spec: &WorkerSpec) -> Result<()> {
+    say("ready")?;
+    let mut x = 0u64;
+    for _ in 0..spec.loops {
+        // Work A: count until this thread has run `work_ns` more.
+        let until = thread_cpu_ns() + spec.work_ns;
+        while thread_cpu_ns() < until {
+            for _ in 0..1000 {
+                x = black_box(x + 1);
+            }
+        }
+        // Work B.
+        std::thread::sleep(Duration::from_nanos(spec.sleep_ns));
+    }
+    black_box(x);
+    say("done")
+}
+
+/// CLOCK_THREAD_CPUTIME_ID (the CPU time of the calling thread) in nanoseconds.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is valid; the clock always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// CLOCK_MONOTONIC in nanoseconds.
@@ -310,5 +381,24 @@ mod tests {
         assert_eq!(WorkerSpec::from_args(&h.to_args()).unwrap(), h);
         assert!(WorkerSpec::from_args(&["server".into()]).unwrap_err().contains("--endpoint"));
         assert!(!allowed_cpus().unwrap().is_empty());
+    }
+
+    #[test]
+    fn pfs_test_arguments_round_trip_in_milliseconds() {
+        let mut t = WorkerSpec::new(Role::PfsTest);
+        (t.work_ns, t.loops, t.sleep_ns) = (2_300_000, 20, 100_000_000);
+        let args = t.to_args();
+        assert_eq!(args, ["pfs-test", "--work-ms", "2.3", "--loops", "20", "--sleep-ms", "100"]);
+        assert_eq!(WorkerSpec::from_args(&args).unwrap(), t);
+        let parsed = WorkerSpec::from_args(&["pfs-test".into(), "--work-ms=0.5".into(), "--loops=3".into()]);
+        assert_eq!(parsed.map(|s| (s.work_ns, s.loops, s.sleep_ns)), Ok((500_000, 3, 0)));
+        assert!(WorkerSpec::from_args(&["pfs-test".into(), "--work-ms".into(), "-1".into()]).is_err());
+        assert_eq!(Role::PfsTest.comm(), "sl-pfs-test");
+        let before = thread_cpu_ns();
+        let mut x = 0u64;
+        while thread_cpu_ns() < before + 1_000_000 {
+            x = black_box(x + 1);
+        }
+        assert!(x > 0);
     }
 }

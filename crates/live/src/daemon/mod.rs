@@ -10,10 +10,13 @@
 //!   cgroup when the class asks for one), re-planned every `replan_ms` as processes
 //!   come and go and as load changes; processes joined by strong dependency edges share
 //!   a CPU unless that overloads it.
-//! - **Provider boosting** (paper 004, [`boost`]).
+//! - **Provider boosting** (paper 004, [`boost`]). SWAP's confidence persists in the
+//!   store: per provider program and resource kind, the mean over its provider entries
+//!   is kept every 30 s and at exit, and a new provider entry of that program and kind
+//!   starts there instead of at the base K.
 //! - **Burst-aware slices** (paper 001, [`slices`]).
 //! - **Per-class nice and policy**; real-time policies only within `rt_max_ms` of CPU
-//!   per second (a process over it is put back to SCHED_OTHER for the next period).
+//!   per second (a process over it is put back to SCHED_OTHER until it is within it).
 //!
 //! Safety: processes are held by pidfd and start time; kernel threads, pid 1 and the
 //! daemon itself are left alone unless a rule names them (kernel threads) ; a setting
@@ -35,7 +38,7 @@ use std::time::{Duration, Instant};
 use schedlab_behavior::distribution::{self, ClassPlan, Edge, PlanInput, PlanTask};
 use schedlab_behavior::learn::{Classifier, ProcessProfile};
 use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, Policy, PrevState};
-use schedlab_store::{Setting, Store};
+use schedlab_store::{ProgramConfidence, Setting, Store};
 
 use self::boost::{Action, Booster, Ended, Rank};
 use self::classes::ClassReason;
@@ -141,6 +144,11 @@ fn monotonic_ns() -> Ns {
     ts.tv_sec as Ns * 1_000_000_000 + ts.tv_nsec as Ns
 }
 
+/// The program (executable path) thread `tid` runs, from /proc.
+fn program_of(tid: u32) -> Option<String> {
+    std::fs::read_link(format!("/proc/{tid}/exe")).ok().map(|p| p.display().to_string())
+}
+
 /// A thread's rank for boosting, read from the kernel.
 fn rank_of(tid: Pid) -> Option<Rank> {
     let p = settings::get_policy(tid).ok()?;
@@ -238,6 +246,16 @@ impl<'s> Daemon<'s> {
             None
         };
         let model = d.model.then(Classifier::shipped);
+        let mut deps = DependencyRecorder::new();
+        let kept: HashMap<(String, String), u32> = store
+            .confidences()
+            .map_err(|e| DaemonError::Setup(format!("reading kept confidences: {e}")))?
+            .into_iter()
+            .map(|c| ((c.program, c.kind), c.confidence))
+            .collect();
+        deps.detector_mut().set_initial_confidence(Box::new(move |pid, r| {
+            kept.get(&(program_of(pid.0)?, r.kind().to_string())).copied()
+        }));
         let mut daemon = Daemon {
             config,
             dry_run,
@@ -245,7 +263,7 @@ impl<'s> Daemon<'s> {
             store_path: store.path().to_path_buf(),
             observer,
             activity: Activity::default(),
-            deps: DependencyRecorder::new(),
+            deps,
             booster,
             slices,
             model,
@@ -316,10 +334,10 @@ impl<'s> Daemon<'s> {
             }
             if last_save.elapsed() >= Duration::from_secs(30) {
                 last_save = Instant::now();
-                self.save_pfs();
+                self.save_knowledge();
             }
         };
-        self.save_pfs();
+        self.save_knowledge();
         result
     }
 
@@ -804,7 +822,10 @@ impl<'s> Daemon<'s> {
     }
 
     /// Takes a real-time policy back from a process that used more CPU than its class
-    /// allows per second; gives it back the period after.
+    /// allows per second (`rt_max_ms`, measured over the planning period); gives it back
+    /// once a period under SCHED_OTHER shows it within the bound again. A runaway
+    /// real-time process thus holds the CPU for one planning period at most (and the
+    /// kernel's own throttling, 95 %, still applies within it).
     fn bound_realtime(&mut self) {
         let mut over = Vec::new();
         let mut back = Vec::new();
@@ -817,9 +838,10 @@ impl<'s> Daemon<'s> {
             else {
                 continue;
             };
-            if p.rt_demoted {
+            let over_bound = p.load * 1000.0 > f64::from(max_ms_per_s);
+            if p.rt_demoted && !over_bound {
                 back.push(pid);
-            } else if p.load * 1000.0 > f64::from(max_ms_per_s) {
+            } else if !p.rt_demoted && over_bound {
                 over.push((pid, max_ms_per_s));
             }
         }
@@ -1078,11 +1100,32 @@ impl<'s> Daemon<'s> {
         }
     }
 
-    fn save_pfs(&mut self) {
-        let Some(s) = &self.slices else { return };
-        if let Ok(mut store) = Store::open(&self.store_path) {
+    /// Keeps what was learned in the store: every program's PFS, and SWAP's confidence
+    /// per provider program and resource kind (the mean over its provider entries now).
+    fn save_knowledge(&mut self) {
+        let Ok(mut store) = Store::open(&self.store_path) else { return };
+        if let Some(s) = &self.slices {
             let _ = store.save_pfs(s.store());
         }
+        let mut sums: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
+        for obj in self.deps.detector().table().iter() {
+            for e in obj.providers() {
+                if let Some(program) = program_of(e.pid.0) {
+                    let s = sums.entry((program, obj.resource().kind().to_string())).or_default();
+                    s.0 += u64::from(e.confidence.value());
+                    s.1 += 1;
+                }
+            }
+        }
+        let rows: Vec<ProgramConfidence> = sums
+            .into_iter()
+            .map(|((program, kind), (sum, n))| ProgramConfidence {
+                program,
+                kind,
+                confidence: (sum / n) as u32,
+            })
+            .collect();
+        let _ = store.save_confidences(&rows);
     }
 
     // ---------------------------------------------------------------- acting

@@ -1,6 +1,8 @@
 //! `schedlab bench`: benchmarks on the live machine. `bench deps` is SWAP's
 //! client-server microbenchmark: does a high-priority client waiting on a low-priority
-//! server get its answers on a loaded machine?
+//! server get its answers on a loaded machine? `bench slices` is PFS's processing-time
+//! experiment: do burst-aware slices shorten programs whose bursts end just past the
+//! default slice?
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -20,6 +22,14 @@ Examples:
   # the pipe only, with schedlab run boosting the server, as JSON
   sudo schedlab bench deps --ipc pipe --with-daemon --json | jq '.kinds[0].cells'";
 
+const SLICES_EXAMPLES: &str = "\
+Examples:
+  # the test program at five burst lengths around the default slice, gzip and sort
+  sudo schedlab bench slices
+
+  # the test program only, bursts of 4 and 10 ms, 10 runs per series, as JSON
+  sudo schedlab bench slices --programs test --work-ms 4,10 --runs 10 --json";
+
 /// Benchmarks on the live machine.
 #[derive(Debug, Args)]
 pub struct BenchOpts {
@@ -31,6 +41,7 @@ pub struct BenchOpts {
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     Deps(DepsOpts),
+    Slices(SlicesOpts),
     /// One process of a benchmark (the runner starts these itself).
     #[command(hide = true)]
     Worker(WorkerOpts),
@@ -92,6 +103,83 @@ pub struct DepsOpts {
     pub json: bool,
 }
 
+/// PFS's processing-time experiment (paper 001, section 5): programs beside a CPU hog,
+/// timed start to exit, without and with `schedlab run` giving burst-aware slices.
+///
+/// The daemon learns each program's PFS (its flow of CPU bursts and waits, keyed by the
+/// executable's path) when a process of it exits; in later runs, when a process blocks
+/// and its next burst is predicted to end past the kernel's default slice but within
+/// slice + T_m, it gives the process a slice that long (sched_attr.sched_runtime), so
+/// that EEVDF does not switch to the hog just before the burst ends.
+///
+/// The programs: the test program ("sl-pfs-test") loops --loops times through work A
+/// (counting until the thread has used W ms of CPU time, CLOCK_THREAD_CPUTIME_ID) and
+/// work B (sleeping --sleep-ms), once per W of --work-ms, each W from its own path (a
+/// link to a copy of this binary in a scratch directory, so each gets its own PFS);
+/// `gzip -2 -c` of 200,000 random integers, one per line; `sort file2 file3 -o out` of
+/// 100,000 integers each (a program whose binary is not in PATH is skipped). Each runs
+/// beside one busy loop ("sl-hog"), both pinned to --cpu.
+///
+/// Each program gets two series of --runs runs: without the daemon, then with
+/// `schedlab run` (slices only: no model, no boosting; --tm-ms as T_m) running for the
+/// whole series, with one store for the whole benchmark: run 1 teaches the PFS, runs
+/// 2.. use it. The report gives every run's processing time, the mean and standard
+/// deviation of runs 2.., the ratio of the means (daemon/without) and how many slices
+/// the daemon set. The paper predicts a gain only for bursts between the default slice
+/// and slice + T_m (the "zone" column): shorter ones finish within the default slice,
+/// longer ones keep it.
+///
+/// Needs root (the daemon). Every process is in its own process group and killed when
+/// the benchmark ends, fails or is interrupted; the scratch directory is removed.
+#[derive(Debug, Args)]
+#[command(after_long_help = SLICES_EXAMPLES)]
+pub struct SlicesOpts {
+    /// The test program's CPU bursts (work A) in ms, comma-separated [default: the
+    /// default slice / 2, + 1, + 5, + 15 and + 40 ms, rounded to 0.1 ms].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = positive_ms)]
+    pub work_ms: Vec<f64>,
+    /// The test program's loops (a burst and a sleep each).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub loops: u32,
+    /// The test program's sleep per loop (work B), in ms.
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    pub sleep_ms: u64,
+    /// Runs per series (the first one teaches the daemon and is left out of the means).
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..))]
+    pub runs: u32,
+    /// The programs to measure, comma-separated.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "test,gzip,sort",
+        value_parser = ["test", "gzip", "sort"]
+    )]
+    pub programs: Vec<String>,
+    /// The daemon's T_m (slice_tm_ms): how far past the default slice a burst may end
+    /// and still get a slice, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub tm_ms: u64,
+    /// The CPU the programs and the hog share [default: 1 if allowed, else the last
+    /// allowed one].
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<usize>,
+    /// Stop (and fail) if the whole run takes longer than this (with a unit: 90s, 900s).
+    #[arg(long, value_name = "DURATION", default_value = "900s", value_parser = crate::observe::duration_parser)]
+    pub time_limit: Ns,
+    /// Print the results as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A positive number of milliseconds.
+fn positive_ms(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number of milliseconds")),
+    }
+}
+
 /// The arguments of a worker process.
 #[derive(Debug, Args)]
 pub struct WorkerOpts {
@@ -114,12 +202,18 @@ mod schedlab_live_kind {
 pub fn run(opts: &BenchOpts) -> Result<()> {
     match &opts.command {
         BenchCommand::Deps(o) => deps(o),
+        BenchCommand::Slices(o) => slices(o),
         BenchCommand::Worker(o) => worker(o),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
 fn deps(_: &DepsOpts) -> Result<()> {
+    anyhow::bail!("schedlab bench needs Linux")
+}
+
+#[cfg(not(target_os = "linux"))]
+fn slices(_: &SlicesOpts) -> Result<()> {
     anyhow::bail!("schedlab bench needs Linux")
 }
 
@@ -241,6 +335,122 @@ fn deps(opts: &DepsOpts) -> Result<()> {
     Ok(())
 }
 
+#[cfg(target_os = "linux")]
+fn slices(opts: &SlicesOpts) -> Result<()> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use schedlab_live::bench::slices::{run_slices, Program, SlicesConfig, Zone};
+
+    let mut programs = Vec::new();
+    for p in &opts.programs {
+        let p: Program = p.parse().map_err(anyhow::Error::msg)?;
+        if !programs.contains(&p) {
+            programs.push(p);
+        }
+    }
+    let cfg = SlicesConfig {
+        work_ns: opts.work_ms.iter().map(|ms| (ms * 1e6).round() as u64).collect(),
+        loops: opts.loops,
+        sleep_ns: opts.sleep_ms * 1_000_000,
+        runs: opts.runs,
+        programs,
+        tm_ms: opts.tm_ms,
+        cpu: opts.cpu,
+        time_limit: Duration::from_nanos(opts.time_limit),
+        exe: std::env::current_exe().context("cannot find this program's path to start its workers")?,
+        ..SlicesConfig::default()
+    };
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
+            .expect("a valid progress template"),
+    );
+    let report = run_slices(&cfg, &mut |p| {
+        bar.set_prefix(format!("series {}/{}", p.series + 1, p.total_series));
+        bar.set_message(format!("{} {}", p.label, if p.daemon { "daemon" } else { "without" }));
+        bar.set_length(p.runs as u64);
+        bar.set_position(p.done as u64);
+    });
+    bar.finish_and_clear();
+    let report = report.context("the slices benchmark failed")?;
+
+    let mut out = io::stdout().lock();
+    if opts.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let ms = |v: f64| format!("{v:.1}");
+    let mut table = Table::new(&[
+        ("PROGRAM", Align::Left),
+        ("ZONE", Align::Left),
+        ("SERIES", Align::Left),
+        ("RUNS (ms)", Align::Left),
+        ("MEAN 2..", Align::Right),
+        ("SD", Align::Right),
+        ("×WITHOUT", Align::Right),
+        ("SLICES SET/RESET", Align::Right),
+    ]);
+    let mut notes = Vec::new();
+    for p in &report.programs {
+        let zone = match p.zone {
+            Some(Zone::WithinSlice) => "≤ slice",
+            Some(Zone::SlicePlusTm) => "slice..+T_m",
+            Some(Zone::Beyond) => "> slice+T_m",
+            None => "",
+        };
+        for (name, s) in [("without", &p.without), ("daemon", &p.with_daemon)] {
+            let runs: Vec<String> = s.runs_ms.iter().map(|&v| ms(v)).collect();
+            let (ratio, counts) = match &s.daemon {
+                Some(d) => {
+                    if let Some(e) = &d.stats_error {
+                        notes.push(format!("{}: no daemon stats: {e}", p.label));
+                    }
+                    if d.killed {
+                        notes.push(format!("{}: the daemon ignored SIGINT and was killed", p.label));
+                    }
+                    let per_run: Vec<String> = d.slices_set_per_run.iter().map(u64::to_string).collect();
+                    (
+                        format!("{:.3}", p.ratio),
+                        format!("{}/{} ({})", d.slices_set, d.slices_reset, per_run.join(" ")),
+                    )
+                }
+                None => (String::new(), String::new()),
+            };
+            let label = if name == "without" { p.label.clone() } else { String::new() };
+            let zone = if name == "without" { zone.to_string() } else { String::new() };
+            table.row(vec![
+                label,
+                zone,
+                name.to_string(),
+                runs.join(" "),
+                ms(s.mean_ms),
+                ms(s.stdev_ms),
+                ratio,
+                counts,
+            ]);
+        }
+    }
+    table.write(&mut out)?;
+    let slice = match report.default_slice_ms {
+        Some(s) => format!("default slice {s:.3} ms"),
+        None => "default slice unreadable (3 ms assumed)".to_string(),
+    };
+    writeln!(
+        out,
+        "\n{slice}, T_m {} ms; test program: {} loops, {} ms sleeps; {} runs per series, \
+         each program and one hog pinned to CPU {}; {:.1} s.",
+        report.tm_ms, report.loops, report.sleep_ms, report.runs, report.cpu, report.wall_s
+    )?;
+    writeln!(out, "SLICES SET: over the series (per run); MEAN, SD and ×WITHOUT leave run 1 out.")?;
+    for s in &report.skipped {
+        notes.push(format!("skipped {s}"));
+    }
+    for n in notes {
+        writeln!(out, "note: {n}")?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use crate::tests::parse;
@@ -270,6 +480,28 @@ mod tests {
             .to_string()
             .contains("unknown IPC kind"));
         assert!(parse(&["bench", "deps", "--iterations", "0"]).is_err());
+    }
+
+    #[test]
+    fn slices_options_parse() {
+        let Command::Bench(BenchOpts { command: BenchCommand::Slices(s) }) =
+            parse(&["bench", "slices"]).unwrap().command
+        else {
+            panic!("not slices")
+        };
+        assert!(s.work_ms.is_empty());
+        assert_eq!((s.loops, s.sleep_ms, s.runs, s.tm_ms, s.programs.len()), (20, 100, 5, 20, 3));
+        let Command::Bench(BenchOpts { command: BenchCommand::Slices(s) }) =
+            parse(&["bench", "slices", "--work-ms", "2,3.5", "--programs", "test", "--runs", "2"])
+                .unwrap()
+                .command
+        else {
+            panic!("not slices")
+        };
+        assert_eq!((s.work_ms, s.programs, s.runs), (vec![2.0, 3.5], vec!["test".to_string()], 2));
+        assert!(parse(&["bench", "slices", "--programs", "cat"]).is_err());
+        assert!(parse(&["bench", "slices", "--work-ms", "0"]).is_err());
+        assert!(parse(&["bench", "slices", "--runs", "1"]).is_err());
     }
 
     #[test]

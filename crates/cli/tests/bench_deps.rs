@@ -20,11 +20,22 @@ fn bench_deps(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
-/// No worker outlives the run.
+/// No worker outlives the run: every `sl-*` process left has a running `schedlab` as
+/// its parent (another benchmark's), none is an orphan.
 fn no_worker_left() {
-    let ps = Command::new("ps").args(["-e", "-o", "comm="]).output().expect("ps");
-    let left = String::from_utf8_lossy(&ps.stdout);
-    assert!(!left.lines().any(|l| l.starts_with("sl-")), "{left}");
+    let ps = Command::new("ps").args(["-e", "-o", "pid=,ppid=,comm="]).output().expect("ps");
+    let table = String::from_utf8_lossy(&ps.stdout);
+    let rows: Vec<(&str, &str, &str)> = table
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((f.next()?, f.next()?, f.next()?))
+        })
+        .collect();
+    let comm_of = |pid: &str| rows.iter().find(|r| r.0 == pid).map_or("", |r| r.2);
+    let orphans: Vec<_> =
+        rows.iter().filter(|r| r.2.starts_with("sl-") && comm_of(r.1) != "schedlab").collect();
+    assert!(orphans.is_empty(), "workers left behind: {orphans:?}");
 }
 
 #[test]

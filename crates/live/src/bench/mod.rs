@@ -6,11 +6,16 @@
 //! hogs, with the server reniced by hand and with `schedlab run` boosting it. The
 //! client, server and hogs are separate processes ([`workers`]) started by
 //! re-executing the current binary with the hidden `bench worker` subcommand.
+//!
+//! [`slices`] is PFS's processing-time experiment (paper 001, section 5): a test
+//! program of CPU bursts and sleeps, gzip and sort, each beside a CPU hog, timed
+//! without and with `schedlab run` giving burst-aware slices.
 
 use std::io;
 
 pub mod deps;
 pub mod ipc;
+pub mod slices;
 pub mod workers;
 
 /// What went wrong in a benchmark.

@@ -194,6 +194,8 @@ pub struct Daemon<'s> {
     urgent: HashSet<u32>,
     /// What each boosted provider process had changed for its boost.
     raised: HashMap<u32, Setting>,
+    /// (provider, requester) pairs boosted so far: only the first boost is logged.
+    boosted_pairs: HashSet<(u32, u32)>,
     /// The cpuset cgroups made for classes that ask for one, by class.
     groups: BTreeMap<String, crate::cgroup::CpusetGroup>,
     cpus: Vec<u32>,
@@ -272,6 +274,7 @@ impl<'s> Daemon<'s> {
             blocked: HashMap::new(),
             urgent: HashSet::new(),
             raised: HashMap::new(),
+            boosted_pairs: HashSet::new(),
             groups: BTreeMap::new(),
             cpus: online_cpus(),
             counters: Stats { dry_run, restored_at_start: report.restored, ..Stats::default() },
@@ -468,6 +471,20 @@ impl<'s> Daemon<'s> {
 
     /// Records a decision (for the log, the live table and `explain`).
     fn note(&mut self, pid: Option<u32>, text: String) {
+        self.note_as(pid, text, true);
+    }
+
+    /// [`Daemon::note`] if `loud`, else [`Daemon::note_quietly`].
+    fn note_as(&mut self, pid: Option<u32>, text: String, loud: bool) {
+        let line = self.note_quietly(pid, text);
+        if loud {
+            self.fresh.push(line);
+        }
+    }
+
+    /// Records a decision for `explain` only: boosts come and go hundreds of times a
+    /// second; the log shows the first boost of each provider for each requester.
+    fn note_quietly(&mut self, pid: Option<u32>, text: String) -> String {
         let line = format!("[{:8.3}s] {text}", self.started.elapsed().as_secs_f64());
         if let Some(p) = pid.and_then(|pid| self.procs.get_mut(&pid)) {
             if p.decisions.len() == DECISIONS_KEPT {
@@ -475,7 +492,7 @@ impl<'s> Daemon<'s> {
             }
             p.decisions.push_back(line.clone());
         }
-        self.fresh.push(line);
+        line
     }
 
     fn name(&self, pid: u32) -> String {
@@ -638,6 +655,7 @@ impl<'s> Daemon<'s> {
                 } else {
                     ClassReason::Unclassified { why: "no rule matches and the model is off".into() }
                 };
+                p.state = State::Left(stats::reason_text(&stats::reason_json(&p.reason)));
             }
         }
         self.procs.insert(child, p);
@@ -1030,8 +1048,15 @@ impl<'s> Daemon<'s> {
                         Rank::Fair { nice } => Change::Nice(nice),
                         Rank::Idle => continue,
                     };
+                    if change.holds(tgid) {
+                        // Already there by itself: nothing to journal, nothing to lower.
+                        continue;
+                    }
                     let setting = change.setting();
-                    if self.change(tgid, change, &why) {
+                    let first = b
+                        .as_ref()
+                        .is_some_and(|b| self.boosted_pairs.insert((b.provider_tgid, b.requester.0)));
+                    if self.change_noted(tgid, change, &why, first) {
                         self.raised.insert(tgid, setting);
                         self.counters.boosts_total += 1;
                         if since > 0 {
@@ -1043,7 +1068,7 @@ impl<'s> Daemon<'s> {
                     let Some(setting) = self.raised.remove(&tgid) else { continue };
                     if self.dry_run {
                         let name = self.name(tgid);
-                        self.note(Some(tgid), format!("would end the boost of {name}"));
+                        self.note_quietly(Some(tgid), format!("would end the boost of {name}"));
                         continue;
                     }
                     let Some(h) = self.procs.get(&tgid).and_then(|p| p.handle.as_ref()) else { continue };
@@ -1134,11 +1159,21 @@ impl<'s> Daemon<'s> {
     /// in a dry run); true if applied. Failures are noted and counted; a process that is
     /// gone is forgotten.
     fn change(&mut self, pid: u32, change: Change, why: &str) -> bool {
+        self.change_noted(pid, change, why, true)
+    }
+
+    /// [`Daemon::change`], the decision logged (`loud`) or only kept for `explain`.
+    fn change_noted(&mut self, pid: u32, change: Change, why: &str, loud: bool) -> bool {
+        if change.holds(pid) {
+            // Nothing to change (and nothing to journal): the process has it already.
+            change.record(self.procs.get_mut(&pid));
+            return true;
+        }
         let name = self.name(pid);
         let what = change.describe();
         if self.dry_run {
             self.counters.changes += 1;
-            self.note(Some(pid), format!("would {what} of {name}: {why}"));
+            self.note_as(Some(pid), format!("would {what} of {name}: {why}"), loud);
             change.record(self.procs.get_mut(&pid));
             return true;
         }
@@ -1164,7 +1199,7 @@ impl<'s> Daemon<'s> {
         match result {
             Ok(()) => {
                 self.counters.changes += 1;
-                self.note(Some(pid), format!("{what} of {name}: {why}"));
+                self.note_as(Some(pid), format!("{what} of {name}: {why}"), loud);
                 change.record(self.procs.get_mut(&pid));
                 true
             }
@@ -1212,6 +1247,22 @@ impl Change {
             Change::Slice(ns) => format!("set the slice to {:.2} ms", *ns as f64 / 1e6),
             Change::Cpus(c) => format!("bind to CPUs {}", CpuSet::new(c.iter().map(|&c| c as usize))),
             Change::Cgroup(path) => format!("move into cpuset cgroup {path}"),
+        }
+    }
+
+    /// Whether process `pid` has this setting already (its main thread).
+    fn holds(&self, pid: u32) -> bool {
+        let tid = Pid(pid);
+        match self {
+            Change::Nice(n) => settings::get_nice(tid).is_ok_and(|now| now == *n),
+            Change::Policy(p, prio) => {
+                settings::get_policy(tid).is_ok_and(|now| now.policy == *p && now.rt_priority == *prio)
+            }
+            Change::Slice(ns) => settings::get_policy(tid).is_ok_and(|now| now.sched_runtime_ns == *ns),
+            Change::Cpus(c) => {
+                settings::get_affinity(tid).is_ok_and(|now| now == CpuSet::new(c.iter().map(|&c| c as usize)))
+            }
+            Change::Cgroup(path) => crate::cgroup::current_cpuset_cgroup(tid).is_ok_and(|now| now == *path),
         }
     }
 

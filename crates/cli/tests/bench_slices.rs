@@ -1,0 +1,53 @@
+//! `schedlab bench slices` end to end: the test program only, short bursts, two runs
+//! per series, the daemon started and stopped for real.
+
+use std::process::Command;
+
+#[test]
+fn bench_slices_of_the_test_program_completes_with_sane_numbers() {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["bench", "slices", "--programs", "test", "--work-ms", "2", "--loops", "3"])
+        .args(["--sleep-ms", "10", "--runs", "2", "--time-limit", "60s", "--json"])
+        .output()
+        .expect("schedlab runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && (stderr.contains("root") || stderr.contains("ermission")) {
+        eprintln!("skipped: the daemon needs root: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["runs"], 2);
+    assert_eq!(report["loops"], 3);
+    assert_eq!(report["sleep_ms"], 10.0);
+    assert!(report["skipped"].as_array().unwrap().is_empty());
+    let programs = report["programs"].as_array().unwrap();
+    assert_eq!(programs.len(), 1);
+    let p = &programs[0];
+    assert_eq!(
+        (&p["program"], &p["label"], &p["work_ms"]),
+        (&"test".into(), &"test 2ms".into(), &2.0.into())
+    );
+    assert!(p["exe"].as_str().unwrap().ends_with("/sl-pfs-test-2ms"), "{p}");
+    for series in [&p["without"], &p["with_daemon"]] {
+        let runs: Vec<f64> =
+            series["runs_ms"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(runs.len(), 2, "{series}");
+        // 3 × (2 ms of CPU + 10 ms asleep) is at least 36 ms; beside one hog, far less
+        // than 10 s.
+        assert!(runs.iter().all(|&t| (36.0..10_000.0).contains(&t)), "{series}");
+        assert_eq!(series["mean_ms"].as_f64().unwrap(), runs[1]);
+    }
+    assert!(p["without"].get("daemon").is_none());
+    let d = &p["with_daemon"]["daemon"];
+    assert!(d["stats_error"].is_null(), "{d}");
+    assert_eq!(d["slices_set_per_run"].as_array().unwrap().len(), 2, "{d}");
+    assert!(d["programs_with_pfs"].as_u64().unwrap() >= 1, "the first run taught a PFS: {d}");
+    assert_eq!(d["killed"], false, "{d}");
+    assert!(p["ratio"].as_f64().unwrap() > 0.0);
+    // No worker outlives the run, and the scratch directory is gone.
+    let ps = Command::new("ps").args(["-e", "-o", "comm="]).output().expect("ps");
+    let left = String::from_utf8_lossy(&ps.stdout);
+    assert!(!left.lines().any(|l| l.starts_with("sl-")), "{left}");
+    assert!(!std::path::Path::new(p["exe"].as_str().unwrap()).exists());
+}

@@ -19,7 +19,7 @@ def run(cmd: str) -> str:
     if out.returncode != 0:
         sys.exit(f"'{cmd}' failed:\n{out.stderr}")
     lines = out.stdout.splitlines()
-    if cmd == "make run":
+    if cmd == "make simulate":
         # make echoes its recipe; keep schedlab's own output.
         start = next(i for i, l in enumerate(lines) if l.startswith("workload"))
         lines = lines[start:]

@@ -79,11 +79,20 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`schedlab ... | head`): nothing to say.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprint!("{}", error_report(&err));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether writing our output failed because its reader closed the pipe.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The error and its causes, one per line; a cause that the message before it already

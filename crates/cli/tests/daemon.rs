@@ -69,11 +69,18 @@ impl Drop for Scratch {
     }
 }
 
-/// A child killed and reaped when dropped.
+/// A child killed (with its process group, if it leads one) and reaped when dropped.
 struct Killed(Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
+        let pid = self.0.id() as i32;
+        // SAFETY: signalling our own child's process group, only if it leads one.
+        unsafe {
+            if libc::getpgid(pid) == pid {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -373,8 +380,6 @@ fn a_blocked_client_boosts_its_server_and_the_confidence_is_kept() {
     };
     eprintln!("{boosts} boosts");
     interrupt(daemon);
-    // SAFETY: the pair leads its own process group.
-    unsafe { libc::kill(-(pair.0.id() as i32), libc::SIGKILL) };
     drop(pair);
     let store = schedlab_store::Store::open(s.path("schedlab.db")).unwrap();
     let kept = store.confidences().unwrap();
@@ -446,4 +451,52 @@ fn a_real_time_class_is_bounded_and_a_cpuset_class_gets_its_cgroup() {
             && !Path::new("/sys/fs/cgroup/unified/schedlab.slice/rt").exists(),
         "the class's cgroup is removed"
     );
+}
+
+#[test]
+fn processes_joined_by_a_pipe_share_a_cpu() {
+    require_root_and_two_cpus();
+    let s = Scratch::new("colocate");
+    let config = s.path("pair.toml");
+    std::fs::write(
+        &config,
+        "[[rule]]\nmatch = { comm = \"sd-pair\" }\nclass = \"pair\"\n[class.pair]\nplan = \"fair-share\"\n\
+         [daemon]\nmodel = false\nboost = false\nslices = false\nreplan_ms = 200\n",
+    )
+    .unwrap();
+    let daemon = start_daemon(&s, &config, &[]);
+    // Three processes named sd-pair: the shell, a light writer and the reader it wakes.
+    let shell = s.path("sd-pair");
+    std::fs::copy("/bin/dash", &shell).unwrap();
+    let writer = "while :; do i=0; while [ $i -lt 200 ]; do i=$((i+1)); done; echo x; sleep 0.002; done";
+    let pair = Killed(
+        Command::new(&shell)
+            .arg("-c")
+            .arg(format!("({writer}) | {} -c 'while read l; do :; done'", shell.display()))
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+    );
+    let socket = s.path("schedlab.sock");
+    let start = Instant::now();
+    let (a, b) = loop {
+        let children: Vec<u32> = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", pair.0.id()))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        if let [a, b] = children[..] {
+            // The one that moved says why.
+            let why = |p: u32| schedlab(&["explain", &p.to_string(), "--socket", socket.to_str().unwrap()]);
+            let moved = why(a).contains("communication-aware") || why(b).contains("communication-aware");
+            if moved && affinity(a) == affinity(b) && !affinity(a).contains(',') {
+                break (a, b);
+            }
+        }
+        assert!(start.elapsed() < Duration::from_secs(5), "not co-located after 5 s: {children:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eprintln!("{a} and {b} share CPU {} after {:?}", affinity(a), start.elapsed());
+    interrupt(daemon);
+    drop(pair);
 }

@@ -582,7 +582,16 @@ impl Observer {
                 vec![at(EventKind::Wakeup { waker: Pid(r.pid), wakee: Pid(r.pid2), cpu: r.value as u32 })]
             }
             REC_EXEC => {
-                let path = r.filename.clone().unwrap_or_default();
+                // The kernel gives the name as passed to execve (`./a.out`, a symlink);
+                // the program is its canonical path, the same for every way it is run.
+                // A process that is gone by now, or that has exec'd a program of another
+                // name since, keeps the raw name.
+                let raw = r.filename.clone().unwrap_or_default();
+                let path = std::fs::read_link(format!("/proc/{}/exe", r.pid))
+                    .ok()
+                    .map(|p| p.display().to_string())
+                    .filter(|p| raw.is_empty() || Path::new(&raw).file_name() == Path::new(p).file_name())
+                    .unwrap_or(raw);
                 self.note_comm(r.pid, r.tgid, &r.comm);
                 if let Some(t) = self.tasks.get_mut(&r.pid) {
                     t.exe = Some(path.clone());

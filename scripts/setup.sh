@@ -7,7 +7,7 @@
 #   clang, libelf-dev, zlib1g-dev  building the live world's BPF programs (crates/live)
 #   rt-tests                       the real `hackbench`, to compare with the simulator
 #   rt-app                         runs the same rt-app JSON workloads on the real machine
-#   bpftrace                       the baseline scripts/observer-overhead.sh compares the observer with
+#   bpftrace                       the baseline `schedlab bench overhead` compares the observer with
 set -euo pipefail
 
 DEB_PACKAGES="build-essential pkg-config clang libelf-dev zlib1g-dev rt-tests rt-app bpftrace"

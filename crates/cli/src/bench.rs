@@ -42,6 +42,7 @@ pub struct BenchOpts {
 pub enum BenchCommand {
     Deps(DepsOpts),
     Slices(SlicesOpts),
+    Overhead(crate::bench_overhead::OverheadOpts),
     /// One process of a benchmark (the runner starts these itself).
     #[command(hide = true)]
     Worker(WorkerOpts),
@@ -203,6 +204,7 @@ pub fn run(opts: &BenchOpts) -> Result<()> {
     match &opts.command {
         BenchCommand::Deps(o) => deps(o),
         BenchCommand::Slices(o) => slices(o),
+        BenchCommand::Overhead(o) => crate::bench_overhead::run(o),
         BenchCommand::Worker(o) => worker(o),
     }
 }

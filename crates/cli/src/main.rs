@@ -3,6 +3,7 @@
 //! subcommand lives in the module named after it.
 
 mod bench;
+mod bench_overhead;
 mod classify;
 mod config;
 mod csv;

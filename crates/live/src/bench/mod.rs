@@ -7,6 +7,9 @@
 //! client, server and hogs are separate processes ([`workers`]) started by
 //! re-executing the current binary with the hidden `bench worker` subcommand.
 //!
+//! [`overhead`] is the observer's cost: hackbench bare, under the observer and under
+//! bpftrace with the thesis's aggregation.
+//!
 //! [`slices`] is PFS's processing-time experiment (paper 001, section 5): a test
 //! program of CPU bursts and sleeps, gzip and sort, each beside a CPU hog, timed
 //! without and with `schedlab run` giving burst-aware slices.
@@ -15,6 +18,7 @@ use std::io;
 
 pub mod deps;
 pub mod ipc;
+pub mod overhead;
 pub mod slices;
 pub mod workers;
 

@@ -1,0 +1,93 @@
+//! `schedlab bench overhead`: what observing costs a system-call heavy workload.
+
+use std::io::{self, Write};
+
+use anyhow::Result;
+use clap::Args;
+use schedlab_live::bench::overhead::{run_overhead, Mode, OverheadConfig};
+
+use crate::table::{Align, Table};
+
+const EXAMPLES: &str = "\
+Examples:
+  # hackbench -g 10 -l 100 -p, 7 interleaved rounds of each mode
+  sudo schedlab bench overhead
+
+  # the observer against bare only, 3 rounds, as JSON
+  sudo schedlab bench overhead --modes observer --rounds 3 --json";
+
+/// The observer's overhead: hackbench bare, under schedlab's observer and under
+/// bpftrace counting system calls as the thesis's DTrace script did.
+///
+/// rt-tests' `hackbench -g G -l L -p` (processes talking through pipes: hundreds of
+/// thousands of system calls and context switches a second) runs bare, with schedlab's
+/// eBPF observer attached (in this process, with the sinks `schedlab observe` uses), and
+/// with `bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @[pid, comm, args->id] =
+/// count(); }'`. Rounds are interleaved (bare, observer, bpftrace, bare, …); the table
+/// gives each mode's median of hackbench's own times and its difference from bare, and
+/// the records the observer lost.
+///
+/// Needs root (BPF), hackbench (apt-get install rt-tests) and, for its mode, bpftrace.
+#[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
+pub struct OverheadOpts {
+    /// hackbench's groups (-g).
+    #[arg(long, default_value_t = 10)]
+    groups: u32,
+    /// hackbench's loops (-l).
+    #[arg(long, default_value_t = 100)]
+    loops: u32,
+    /// Runs of each mode.
+    #[arg(long, default_value_t = 7)]
+    rounds: usize,
+    /// The modes besides bare (which is always run), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "observer,bpftrace")]
+    modes: Vec<Mode>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(opts: &OverheadOpts) -> Result<()> {
+    let cfg = OverheadConfig {
+        groups: opts.groups,
+        loops: opts.loops,
+        rounds: opts.rounds.max(1),
+        modes: opts.modes.clone(),
+        ..OverheadConfig::default()
+    };
+    let report = run_overhead(&cfg, &mut |round, mode, secs| {
+        eprintln!("round {} {}: {secs:.3} s", round + 1, mode.name());
+    })?;
+    let mut out = io::stdout().lock();
+    if opts.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}, {} interleaved rounds per mode, medians of hackbench's times",
+        report.command, report.rounds
+    )?;
+    let mut t = Table::new(&[
+        ("MODE", Align::Left),
+        ("MEDIAN", Align::Right),
+        ("VS BARE", Align::Right),
+        ("MIN", Align::Right),
+        ("MAX", Align::Right),
+        ("LOST", Align::Right),
+    ]);
+    for m in &report.modes {
+        let (min, max) = m.times_s.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+        t.row(vec![
+            m.mode.name().into(),
+            format!("{:.3} s", m.median_s),
+            format!("{:+.1} %", m.vs_bare_pct),
+            format!("{min:.3} s"),
+            format!("{max:.3} s"),
+            m.lost_events.map_or("-".into(), |n| n.to_string()),
+        ]);
+    }
+    t.write(&mut out)?;
+    Ok(())
+}

@@ -1,0 +1,27 @@
+//! `schedlab bench overhead` end to end: a tiny hackbench, bare and under the observer.
+//! Needs root (BPF) and hackbench; fails with the reason otherwise.
+
+use std::process::Command;
+
+#[test]
+fn overhead_compares_the_observer_with_bare() {
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { libc::geteuid() }, 0, "bench overhead needs root: the observer loads BPF programs");
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["bench", "overhead", "--groups", "1", "--loops", "20", "--rounds", "2", "--modes", "observer"])
+        .arg("--json")
+        .output()
+        .expect("schedlab runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["command"], "hackbench -g 1 -l 20 -p");
+    let modes = report["modes"].as_array().unwrap();
+    let names: Vec<&str> = modes.iter().map(|m| m["mode"].as_str().unwrap()).collect();
+    assert_eq!(names, ["bare", "observer"]);
+    for m in modes {
+        assert_eq!(m["times_s"].as_array().unwrap().len(), 2, "{m}");
+        assert!(m["median_s"].as_f64().unwrap() > 0.0, "{m}");
+    }
+    assert_eq!(modes[0]["vs_bare_pct"], 0.0);
+    assert!(modes[1]["lost_events"].is_u64(), "the observer reports its losses: {}", modes[1]);
+}

@@ -1,0 +1,325 @@
+//! The observer's overhead: a system-call and context-switch heavy workload, rt-tests'
+//! `hackbench -g G -l L -p`, bare, under schedlab's observer, and under bpftrace counting
+//! system calls the way the thesis's DTrace script did (`@[pid, comm, args->id] =
+//! count()`). Rounds are interleaved (bare, observer, bpftrace, bare, …) so that drifts
+//! of the machine hit every mode alike; each mode's median is compared with bare's.
+//!
+//! The observer runs in this process, on its own thread, with the sinks `schedlab
+//! observe` uses (per-thread activity and SWAP's dependency recorder), so its cost is
+//! the observer's and not a command's start-up; it is attached before hackbench starts
+//! (`Observer::start` returns once the programs are attached). bpftrace is ready when it
+//! prints `Attaching 1 probe...`.
+
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use schedlab_model::{Event, EventSink};
+use serde::Serialize;
+
+use super::deps::{guard_command, Worker};
+use super::{BenchError, Context, Result};
+use crate::activity::Activity;
+use crate::dependencies::DependencyRecorder;
+use crate::observer::{Observer, ObserverOptions};
+
+/// bpftrace's program: the thesis's DTrace aggregation.
+pub const BPFTRACE_PROGRAM: &str = "tracepoint:raw_syscalls:sys_enter { @[pid, comm, args->id] = count(); }";
+
+/// What runs beside hackbench.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Nothing.
+    Bare,
+    /// schedlab's observer.
+    Observer,
+    /// bpftrace with [`BPFTRACE_PROGRAM`].
+    Bpftrace,
+}
+
+impl Mode {
+    /// Every mode, in the order rounds run them.
+    pub const ALL: [Mode; 3] = [Mode::Bare, Mode::Observer, Mode::Bpftrace];
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Bare => "bare",
+            Mode::Observer => "observer",
+            Mode::Bpftrace => "bpftrace",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("'{s}' is not a mode: use bare, observer or bpftrace"))
+    }
+}
+
+/// The benchmark's parameters.
+#[derive(Clone, Debug)]
+pub struct OverheadConfig {
+    /// hackbench's groups (`-g`).
+    pub groups: u32,
+    /// hackbench's loops (`-l`).
+    pub loops: u32,
+    /// Runs per mode.
+    pub rounds: usize,
+    /// The modes to compare (bare is always measured: the others are relative to it).
+    pub modes: Vec<Mode>,
+    /// The longest the whole benchmark may take.
+    pub time_limit: Duration,
+}
+
+impl Default for OverheadConfig {
+    fn default() -> Self {
+        OverheadConfig {
+            groups: 10,
+            loops: 100,
+            rounds: 7,
+            modes: Mode::ALL.to_vec(),
+            time_limit: Duration::from_secs(600),
+        }
+    }
+}
+
+/// One mode's times.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModeResult {
+    pub mode: Mode,
+    /// hackbench's own `Time:` of every round, in seconds.
+    pub times_s: Vec<f64>,
+    pub median_s: f64,
+    /// The median's difference from bare's, in percent.
+    pub vs_bare_pct: f64,
+    /// Records the observer lost (observer mode only).
+    pub lost_events: Option<u64>,
+}
+
+/// The whole benchmark.
+#[derive(Clone, Debug, Serialize)]
+pub struct OverheadReport {
+    /// The workload's command line.
+    pub command: String,
+    pub rounds: usize,
+    pub modes: Vec<ModeResult>,
+}
+
+/// The observer on its own thread, draining into `schedlab observe`'s sinks until
+/// stopped.
+struct ObserverThread {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<Result<u64>>,
+}
+
+/// `schedlab observe`'s sinks.
+struct ObserveSinks(Activity, DependencyRecorder);
+
+impl EventSink for ObserveSinks {
+    fn event(&mut self, e: &Event) {
+        self.0.event(e);
+        self.1.event(e);
+    }
+}
+
+impl ObserverThread {
+    /// Starts the observer and returns once its programs are attached.
+    fn start() -> Result<ObserverThread> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || -> Result<u64> {
+            let started = Observer::start(ObserverOptions::default());
+            let mut observer = match started {
+                Ok(o) => {
+                    let _ = ready_tx.send(Ok(()));
+                    o
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.to_string()));
+                    return Ok(0);
+                }
+            };
+            let mut sinks = ObserveSinks(Activity::default(), DependencyRecorder::new());
+            while !flag.load(Ordering::Relaxed) {
+                observer
+                    .poll(&mut sinks, Duration::from_millis(100))
+                    .map_err(|e| BenchError::Failed(format!("the observer: {e}")))?;
+            }
+            observer.lost_events().map_err(|e| BenchError::Failed(format!("the observer: {e}")))
+        });
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(ObserverThread { stop, thread }),
+            Ok(Err(e)) => Err(BenchError::Failed(format!("cannot start the observer: {e}"))),
+            Err(_) => Err(BenchError::Failed("the observer's thread died while starting".into())),
+        }
+    }
+
+    /// Stops it; the records it lost.
+    fn stop(self) -> Result<u64> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().map_err(|_| BenchError::Failed("the observer's thread panicked".into()))?
+    }
+}
+
+/// A tracer running beside one hackbench.
+enum Tracer {
+    None,
+    Observer(ObserverThread),
+    Bpftrace(Worker),
+}
+
+impl Tracer {
+    fn start(mode: Mode, deadline: Instant) -> Result<Tracer> {
+        Ok(match mode {
+            Mode::Bare => Tracer::None,
+            Mode::Observer => Tracer::Observer(ObserverThread::start()?),
+            Mode::Bpftrace => {
+                let mut cmd = Command::new("bpftrace");
+                cmd.args(["-e", BPFTRACE_PROGRAM]).stdin(Stdio::null()).stdout(Stdio::piped());
+                cmd.stderr(Stdio::null());
+                guard_command(&mut cmd, Vec::new(), libc::SIGKILL, None);
+                let mut w = Worker::start(&mut cmd, "bpftrace")?;
+                while !w.line(deadline, "starting bpftrace")?.starts_with("Attaching") {}
+                Tracer::Bpftrace(w)
+            }
+        })
+    }
+
+    /// Stops the tracer: the observer's lost records, if it was the observer.
+    fn stop(self, deadline: Instant) -> Result<Option<u64>> {
+        match self {
+            Tracer::None => Ok(None),
+            Tracer::Observer(o) => o.stop().map(Some),
+            Tracer::Bpftrace(mut w) => {
+                // SAFETY: bpftrace leads its own process group (guard_command).
+                unsafe { libc::kill(w.pid(), libc::SIGINT) };
+                w.drain_and_wait(deadline, "stopping bpftrace")?;
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Runs hackbench once; its `Time:` in seconds.
+fn hackbench(cfg: &OverheadConfig, deadline: Instant) -> Result<f64> {
+    let mut cmd = Command::new("hackbench");
+    cmd.args(["-g", &cfg.groups.to_string(), "-l", &cfg.loops.to_string(), "-p"]);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    guard_command(&mut cmd, Vec::new(), libc::SIGKILL, None);
+    let mut w = Worker::start(&mut cmd, "hackbench")?;
+    loop {
+        let line = w.line(deadline, "running hackbench")?;
+        if let Some(t) = line.strip_prefix("Time:") {
+            let secs = t
+                .trim()
+                .parse::<f64>()
+                .map_err(|e| BenchError::Failed(format!("hackbench printed '{line}', not a time: {e}")))?;
+            w.wait(deadline, "running hackbench")?;
+            return Ok(secs);
+        }
+    }
+}
+
+/// The median of `v` (the lower middle for an even count).
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s.get(s.len().saturating_sub(1) / 2).copied().unwrap_or(0.0)
+}
+
+/// Checks that hackbench (and bpftrace, if asked for) can run.
+fn check_tools(cfg: &OverheadConfig) -> Result<()> {
+    let found = |tool: &str| {
+        Command::new("sh").args(["-c", &format!("command -v {tool}")]).stdout(Stdio::null()).status()
+    };
+    if !found("hackbench").ctx(|| "looking for hackbench".into())?.success() {
+        return Err(BenchError::Failed("hackbench is missing: apt-get install rt-tests".into()));
+    }
+    if cfg.modes.contains(&Mode::Bpftrace)
+        && !found("bpftrace").ctx(|| "looking for bpftrace".into())?.success()
+    {
+        return Err(BenchError::Failed(
+            "bpftrace is missing: apt-get install bpftrace (or leave it out with --modes)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the benchmark; `progress(round, mode, seconds)` after every run.
+pub fn run_overhead(
+    cfg: &OverheadConfig,
+    progress: &mut dyn FnMut(usize, Mode, f64),
+) -> Result<OverheadReport> {
+    check_tools(cfg)?;
+    let deadline = Instant::now() + cfg.time_limit;
+    let mut modes: Vec<Mode> = vec![Mode::Bare];
+    modes.extend(cfg.modes.iter().copied().filter(|&m| m != Mode::Bare));
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    let mut lost: Vec<Option<u64>> = vec![None; modes.len()];
+    for round in 0..cfg.rounds {
+        for (i, &mode) in modes.iter().enumerate() {
+            let tracer = Tracer::start(mode, deadline)?;
+            let t = hackbench(cfg, deadline);
+            let stopped = tracer.stop(deadline)?;
+            let t = t?;
+            if let Some(n) = stopped {
+                *lost[i].get_or_insert(0) += n;
+            }
+            times[i].push(t);
+            progress(round, mode, t);
+        }
+    }
+    let bare = median(&times[0]);
+    let results = modes
+        .iter()
+        .zip(times)
+        .zip(lost)
+        .map(|((&mode, times_s), lost_events)| {
+            let median_s = median(&times_s);
+            ModeResult { mode, vs_bare_pct: (median_s / bare - 1.0) * 100.0, median_s, times_s, lost_events }
+        })
+        .collect();
+    Ok(OverheadReport {
+        command: format!("hackbench -g {} -l {} -p", cfg.groups, cfg.loops),
+        rounds: cfg.rounds,
+        modes: results,
+    })
+}
+
+impl Worker {
+    /// Reads what is left of its output (bpftrace prints its map at exit), so that it
+    /// never blocks on a full pipe, then waits for it to exit.
+    fn drain_and_wait(&mut self, deadline: Instant, what: &str) -> Result<()> {
+        while self.line(deadline, what).is_ok() {}
+        self.wait(deadline, what)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_and_modes() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.0);
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!("bpftrace".parse::<Mode>().unwrap(), Mode::Bpftrace);
+        assert!("dtrace".parse::<Mode>().unwrap_err().contains("bare, observer or bpftrace"));
+    }
+
+    #[test]
+    fn bpftrace_counts_what_the_thesis_counted() {
+        assert!(BPFTRACE_PROGRAM.contains("raw_syscalls:sys_enter") && BPFTRACE_PROGRAM.contains("count()"));
+    }
+}

@@ -23,7 +23,9 @@ Examples:
 /// thousands of system calls and context switches a second) runs bare, with schedlab's
 /// eBPF observer attached (in this process, with the sinks `schedlab observe` uses), and
 /// with `bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @[pid, comm, args->id] =
-/// count(); }'`. Rounds are interleaved (bare, observer, bpftrace, bare, …); the table
+/// count(); }'`, and the floor: a bpftrace program on the same tracepoint whose filter
+/// never holds (`/pid == 0/`), what attaching anything to every system call costs.
+/// Rounds are interleaved (bare, floor, observer, bpftrace, bare, …); the table
 /// gives each mode's median of hackbench's own times and its difference from bare, and
 /// the records the observer lost.
 ///
@@ -41,7 +43,7 @@ pub struct OverheadOpts {
     #[arg(long, default_value_t = 7)]
     rounds: usize,
     /// The modes besides bare (which is always run), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "observer,bpftrace")]
+    #[arg(long, value_delimiter = ',', default_value = "floor,observer,bpftrace")]
     modes: Vec<Mode>,
     /// Print the report as JSON.
     #[arg(long)]

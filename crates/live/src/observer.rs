@@ -11,8 +11,11 @@
 //! - The observer's own thread group is not traced, except for its context switches:
 //!   the switch away from an observer thread is also the switch to the next task.
 //! - The enter of a call SWAP looks at is sent once per (thread, call, object) every
-//!   10 ms at most (`close`, `flock`, `kill` always): provider lists need to know who
-//!   uses an object, not every use, and hackbench-like loads would flood the buffer.
+//!   250 ms at most (`close`, `flock`, `kill` always; a `close` makes the next use of
+//!   its descriptor number be sent at once): provider lists need to know who uses an
+//!   object, not every use, and hackbench-like loads would flood the buffer and cost
+//!   the traced programs a record per call. The per-thread state (last call, throttle)
+//!   is in task-local storage.
 //!
 //! Resources: the kernel side remembers each thread's last call and its first three
 //! arguments; when a thread blocks, user space turns that call into a [`Resource`]

@@ -1,7 +1,8 @@
 //! The observer's overhead: a system-call and context-switch heavy workload, rt-tests'
-//! `hackbench -g G -l L -p`, bare, under schedlab's observer, and under bpftrace counting
+//! `hackbench -g G -l L -p`, bare, under schedlab's observer, under bpftrace counting
 //! system calls the way the thesis's DTrace script did (`@[pid, comm, args->id] =
-//! count()`). Rounds are interleaved (bare, observer, bpftrace, bare, …) so that drifts
+//! count()`), and under the floor: a bpftrace program on the same tracepoint that does
+//! nothing, which measures what attaching anything to every system call costs. Rounds are interleaved (bare, observer, bpftrace, bare, …) so that drifts
 //! of the machine hit every mode alike; each mode's median is compared with bare's.
 //!
 //! The observer runs in this process, on its own thread, with the sinks `schedlab
@@ -28,6 +29,10 @@ use crate::observer::{Observer, ObserverOptions};
 /// bpftrace's program: the thesis's DTrace aggregation.
 pub const BPFTRACE_PROGRAM: &str = "tracepoint:raw_syscalls:sys_enter { @[pid, comm, args->id] = count(); }";
 
+/// A program on the same tracepoint that does nothing (its filter never holds): what
+/// attaching anything to every system call costs, the floor under both tracers.
+pub const FLOOR_PROGRAM: &str = "tracepoint:raw_syscalls:sys_enter /pid == 0/ { @ = count(); }";
+
 /// What runs beside hackbench.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -38,11 +43,13 @@ pub enum Mode {
     Observer,
     /// bpftrace with [`BPFTRACE_PROGRAM`].
     Bpftrace,
+    /// bpftrace with [`FLOOR_PROGRAM`].
+    Floor,
 }
 
 impl Mode {
     /// Every mode, in the order rounds run them.
-    pub const ALL: [Mode; 3] = [Mode::Bare, Mode::Observer, Mode::Bpftrace];
+    pub const ALL: [Mode; 4] = [Mode::Bare, Mode::Floor, Mode::Observer, Mode::Bpftrace];
 
     /// The mode's name.
     pub fn name(self) -> &'static str {
@@ -50,6 +57,7 @@ impl Mode {
             Mode::Bare => "bare",
             Mode::Observer => "observer",
             Mode::Bpftrace => "bpftrace",
+            Mode::Floor => "floor",
         }
     }
 }
@@ -61,7 +69,7 @@ impl std::str::FromStr for Mode {
         Mode::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| format!("'{s}' is not a mode: use bare, observer or bpftrace"))
+            .ok_or_else(|| format!("'{s}' is not a mode: use bare, floor, observer or bpftrace"))
     }
 }
 
@@ -183,9 +191,10 @@ impl Tracer {
         Ok(match mode {
             Mode::Bare => Tracer::None,
             Mode::Observer => Tracer::Observer(ObserverThread::start()?),
-            Mode::Bpftrace => {
+            Mode::Bpftrace | Mode::Floor => {
+                let program = if mode == Mode::Floor { FLOOR_PROGRAM } else { BPFTRACE_PROGRAM };
                 let mut cmd = Command::new("bpftrace");
-                cmd.args(["-e", BPFTRACE_PROGRAM]).stdin(Stdio::null()).stdout(Stdio::piped());
+                cmd.args(["-e", program]).stdin(Stdio::null()).stdout(Stdio::piped());
                 cmd.stderr(Stdio::null());
                 guard_command(&mut cmd, Vec::new(), libc::SIGKILL, None);
                 let mut w = Worker::start(&mut cmd, "bpftrace")?;
@@ -315,7 +324,7 @@ mod tests {
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.0);
         assert_eq!(median(&[]), 0.0);
         assert_eq!("bpftrace".parse::<Mode>().unwrap(), Mode::Bpftrace);
-        assert!("dtrace".parse::<Mode>().unwrap_err().contains("bare, observer or bpftrace"));
+        assert!("dtrace".parse::<Mode>().unwrap_err().contains("bare, floor, observer or bpftrace"));
     }
 
     #[test]

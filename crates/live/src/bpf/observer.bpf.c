@@ -131,30 +131,36 @@ struct {
 	__type(value, u64);
 } counts SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, u32);
-	__type(value, struct last_call);
-} last_calls SEC(".maps");
+/* What the observer keeps per thread, in task-local storage (found from the task
+ * itself: no hash lookup, freed with the task): the thread's last call, and when each of
+ * the last few (call, first argument) pairs was sent as REC_ENTER. The same call on the
+ * same object is sent again only every enter_repeat_uses uses (SWAP's provider lists only
+ * need to learn that a task uses an object, not every use); a close forgets its
+ * descriptor's pairs, so that the next object the number names is sent at once. The pairs sit in
+ * SENT_SLOTS slots chosen by the call and its first argument (a descriptor, an IPC id, a
+ * pid), so a thread using a few dozen objects in turn is throttled on each. */
+#define SENT_SLOTS 64
 
-/* When each (thread, call, first argument) was last sent as REC_ENTER: the same call on
- * the same object is sent again only after enter_repeat_ns (SWAP's provider lists only
- * need to learn that a task uses an object, not every use). */
-struct enter_key {
-	u32 pid;
+struct sent_slot {
 	u32 nr;
+	u32 uses; /* uses since it was sent first; 0: free */
 	u64 arg0;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct enter_key);
-	__type(value, u64);
-} enters_sent SEC(".maps");
+struct task_state {
+	struct last_call last;
+	struct sent_slot sent[SENT_SLOTS];
+};
 
-const volatile u64 enter_repeat_ns = 10 * 1000 * 1000;
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} task_states SEC(".maps");
+
+/* A power of two. Counting uses, not time, keeps the clock out of the hot path. */
+const volatile u32 enter_repeat_uses = 256;
 
 /* Threads whose blocking wakes the reader at once (the daemon's boost candidates: a
  * boost is only useful if it comes quickly). Filled by user space. */
@@ -240,32 +246,34 @@ int on_sys_enter(struct tp_sys_enter *ctx)
 		bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
 	}
 
-	struct last_call *lc = bpf_map_lookup_elem(&last_calls, &pid);
-	if (lc) {
-		lc->nr = nr;
-		lc->tgid = tgid;
-		lc->args[0] = ctx->args[0];
-		lc->args[1] = ctx->args[1];
-		lc->args[2] = ctx->args[2];
-	} else {
-		struct last_call v = { .nr = nr, .tgid = tgid };
-		v.args[0] = ctx->args[0];
-		v.args[1] = ctx->args[1];
-		v.args[2] = ctx->args[2];
-		bpf_map_update_elem(&last_calls, &pid, &v, BPF_ANY);
-	}
+	struct task_state *st = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
+						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return 0;
+	st->last.nr = nr;
+	st->last.tgid = tgid;
+	st->last.args[0] = ctx->args[0];
+	st->last.args[1] = ctx->args[1];
+	st->last.args[2] = ctx->args[2];
 
 	if (emit_enter && swap_relevant(nr)) {
-		u64 now = bpf_ktime_get_ns();
-		struct enter_key ek = { .pid = pid, .nr = nr, .arg0 = ctx->args[0] };
-		u64 *sent = bpf_map_lookup_elem(&enters_sent, &ek);
-		/* close, flock and kill are always sent: they change the lists. */
-		if (sent && now - *sent < enter_repeat_ns && nr != 3 && nr != 73 && nr != 62)
-			return 0;
-		if (sent)
-			*sent = now;
-		else
-			bpf_map_update_elem(&enters_sent, &ek, &now, BPF_ANY);
+		u64 arg0 = ctx->args[0];
+		struct sent_slot *slot = &st->sent[(arg0 ^ (nr << 3)) & (SENT_SLOTS - 1)];
+		/* close, flock and kill are always sent: they change the lists. A close also
+		 * forgets the descriptor's slots, so the next object it names is sent at once. */
+		if (nr == 3) {
+			for (int i = 0; i < SENT_SLOTS; i++)
+				if (st->sent[i].arg0 == arg0)
+					st->sent[i].uses = 0;
+		} else if (slot->nr == nr && slot->arg0 == arg0 && slot->uses && nr != 73 && nr != 62) {
+			slot->uses += 1;
+			if (slot->uses & (enter_repeat_uses - 1))
+				return 0;
+		} else {
+			slot->nr = nr;
+			slot->arg0 = arg0;
+			slot->uses = 1;
+		}
 		struct rec *r = reserve(REC_ENTER);
 		if (!r)
 			return 0;
@@ -303,12 +311,13 @@ int on_sched_switch(struct tp_sched_switch *ctx)
 	__builtin_memcpy(r->comm, ctx->next_comm, 16);
 	u64 flag = wakeup_flag();
 	if (prev && (ctx->prev_state & 0xcf)) {
-		struct last_call *lc = bpf_map_lookup_elem(&last_calls, &prev);
-		if (lc) {
-			r->nr = lc->nr;
-			r->args[0] = lc->args[0];
-			r->args[1] = lc->args[1];
-			r->args[2] = lc->args[2];
+		/* prev is the current task here: the switch runs in its context. */
+		struct task_state *st = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+		if (st) {
+			r->nr = st->last.nr;
+			r->args[0] = st->last.args[0];
+			r->args[1] = st->last.args[1];
+			r->args[2] = st->last.args[2];
 		}
 		if (bpf_map_lookup_elem(&urgent, &prev))
 			flag = BPF_RB_FORCE_WAKEUP;
@@ -370,12 +379,12 @@ int on_fork(struct tp_process_fork *ctx)
 	struct rec *r = reserve(REC_FORK);
 	if (!r)
 		return 0;
-	u32 parent = (u32)id;
 	r->pid = ctx->parent_pid;
 	r->tgid = id >> 32;
 	r->pid2 = ctx->child_pid;
 	/* A thread when the parent's clone asked for CLONE_THREAD (0x10000). */
-	struct last_call *lc = bpf_map_lookup_elem(&last_calls, &parent);
+	struct task_state *st = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	struct last_call *lc = st ? &st->last : 0;
 	if (lc) {
 		r->nr = lc->nr;
 		if (lc->nr == 56)
@@ -395,8 +404,6 @@ SEC("tracepoint/sched/sched_process_exit")
 int on_exit(struct tp_process_exit *ctx)
 {
 	u64 id = bpf_get_current_pid_tgid();
-	u32 pid = (u32)id;
-	bpf_map_delete_elem(&last_calls, &pid);
 	if ((u32)(id >> 32) == self_tgid)
 		return 0;
 	struct rec *r = reserve(REC_EXIT);

@@ -20,6 +20,8 @@ mod run;
 mod simulate;
 mod table;
 mod tunables;
+mod tune;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -58,6 +60,8 @@ enum Command {
     Explain(monitor::ExplainOpts),
     Restore(restore::RestoreOpts),
     Bench(bench::BenchOpts),
+    Tune(tune::TuneOpts),
+    Validate(validate::ValidateOpts),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +81,8 @@ fn main() -> ExitCode {
         Command::Explain(o) => monitor::explain(&o),
         Command::Restore(o) => restore::run(&o),
         Command::Bench(o) => bench::run(&o),
+        Command::Tune(o) => tune::run(&o),
+        Command::Validate(o) => validate::run(&o),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use schedlab_papers::{Experiment, EXPERIMENTS};
+use schedlab_papers::{Entry, Experiment, EXPERIMENTS};
 
 use crate::report;
 use crate::table::{Align, Table};
@@ -21,7 +21,9 @@ use crate::table::{Align, Table};
 /// paper says its figure showed, and the figures' data) and DIR/report.html (the figures
 /// as SVG, each value next to the paper's). Every run gives the same numbers.
 ///
-/// Experiments: pfs_fig1, pfs_fig6, pfs_fig7 (paper 001, PFS).
+/// Experiments: pfs_fig1, pfs_fig6, pfs_fig7 (paper 001, PFS); swap_fig2,
+/// swap_client_server, swap_multiserver (paper 004, SWAP); tune_paper003 (paper 003:
+/// default vs particle swarm vs golden section).
 #[derive(Debug, Args)]
 #[command(
     after_long_help = "Examples:\n  schedlab reproduce\n  schedlab reproduce --only pfs_fig1 --json | jq .pfs_fig1.results\n  schedlab reproduce --out /tmp/papers && xdg-open /tmp/papers/report.html"
@@ -38,17 +40,27 @@ pub struct ReproduceOpts {
     json: bool,
 }
 
+/// Experiments beyond the papers crate's: those of crates that depend on it (tune).
+const MORE_EXPERIMENTS: &[Entry] = &[Entry {
+    name: "tune_paper003",
+    about: "paper 003 Figures 4 and 5: default vs PSO vs golden section, turnaround and evaluations",
+    run: crate::tune::paper003,
+}];
+
+/// Every experiment, in report order.
+fn all_experiments() -> impl Iterator<Item = &'static Entry> {
+    EXPERIMENTS.iter().chain(MORE_EXPERIMENTS)
+}
+
 pub fn run(opts: &ReproduceOpts) -> Result<()> {
-    let known: Vec<&str> = EXPERIMENTS.iter().map(|e| e.name).collect();
+    let known: Vec<&str> = all_experiments().map(|e| e.name).collect();
     for name in &opts.only {
         if !known.contains(&name.as_str()) {
             bail!("unknown experiment '{name}'; the experiments are: {}", known.join(", "));
         }
     }
-    let chosen: Vec<_> = EXPERIMENTS
-        .iter()
-        .filter(|e| opts.only.is_empty() || opts.only.iter().any(|n| n == e.name))
-        .collect();
+    let chosen: Vec<_> =
+        all_experiments().filter(|e| opts.only.is_empty() || opts.only.iter().any(|n| n == e.name)).collect();
     fs::create_dir_all(&opts.out).with_context(|| format!("cannot create {}", opts.out.display()))?;
 
     let bar = ProgressBar::new(chosen.len() as u64);

@@ -23,3 +23,5 @@ pub mod process;
 pub mod settings;
 #[cfg(target_os = "linux")]
 pub mod socket_peers;
+#[cfg(target_os = "linux")]
+pub mod validate;

@@ -1,0 +1,83 @@
+//! `schedlab validate` end to end, tiny: hackbench with 1 and 2 groups of 5 loops, once,
+//! and one small rt-app file. Needs hackbench (rt-tests); rt-app is used when installed.
+
+use std::path::Path;
+use std::process::Command;
+
+fn installed(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| Path::new(&d).join(program).is_file()))
+}
+
+#[test]
+fn a_tiny_validate_pairs_real_and_simulated_runs() {
+    assert!(installed("hackbench"), "validate needs hackbench (Debian package rt-tests)");
+    let dir = std::env::temp_dir().join(format!("schedlab-validate-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("two.json"),
+        r#"{"global": {"duration": -1, "calibration": "CPU0"},
+            "tasks": {"hog": {"instance": 2, "loop": 1, "phases": {"p": {"loop": 1, "run": 50000}}}}}"#,
+    )
+    .unwrap();
+    let chart = dir.join("chart.svg");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedlab"));
+    cmd.args(["validate", "--groups", "1-2", "--loops", "5", "--reps", "1", "--json", "--chart"]).arg(&chart);
+    let rtapp = installed("rt-app");
+    if rtapp {
+        cmd.arg("--rtapp").arg(&dir);
+    } else {
+        cmd.arg("--no-rtapp");
+    }
+    let out = cmd.output().expect("schedlab runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+
+    let c = &r["calibration"];
+    for key in ["null_syscall_ns", "pipe_syscall_ns", "copy_ns_per_kib", "context_switch_ns"] {
+        assert!(c[key].as_f64().is_some_and(|v| (0.0..1e6).contains(&v)), "{key}: {c}");
+    }
+    let names: Vec<&str> =
+        r["tunables"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["syscall_ns", "copy_ns_per_kib", "context_switch_ns"]);
+    assert_eq!(r["fair"], "eevdf");
+
+    let h = &r["hackbench"];
+    assert_eq!(h["command"], "hackbench -g G -f 20 -l 5 -s 100 -p");
+    let rows = h["rows"].as_array().unwrap();
+    assert_eq!(rows.iter().map(|row| row["groups"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2]);
+    for row in rows {
+        assert!(row["real_ns"].as_u64().unwrap() > 0, "{row}");
+        assert!(row["sim_ns"].as_u64().unwrap() > 0, "{row}");
+        assert_eq!(row["real_runs_ns"].as_array().unwrap().len(), 1, "{row}");
+        assert!(row["real_nvcsw"].as_u64().unwrap() > 0, "hackbench's workers block: {row}");
+    }
+    // Twice the groups, twice the simulated work.
+    let sim = |i: usize| rows[i]["sim_ns"].as_u64().unwrap() as f64;
+    assert!((sim(1) / sim(0) - 2.0).abs() < 0.2, "{rows:?}");
+    assert!(h["other_load"].as_f64().is_some_and(|l| (0.0..=1.0).contains(&l)), "{h}");
+    let fit = &h["fit"];
+    assert_eq!(fit["n"], 2);
+    assert!((fit["r2"].as_f64().unwrap() - 1.0).abs() < 1e-9, "two points fit exactly: {fit}");
+
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("real = sim"), "{svg:.200}");
+
+    if rtapp {
+        let files = r["rtapp"]["files"].as_array().unwrap();
+        assert_eq!(files.len(), 1);
+        let f = &files[0];
+        assert!(f["error"].is_null(), "{f}");
+        assert!(r["rtapp"]["ns_per_loop"].as_f64().unwrap() > 0.0);
+        let sim_ms = f["sim_makespan_ns"].as_u64().unwrap() as f64 / 1e6;
+        assert!((sim_ms - 50.0).abs() < 5.0, "two 50 ms hogs on 2 CPUs: {f}");
+        let tasks = f["tasks"].as_array().unwrap();
+        let names: Vec<&str> = tasks.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["hog-0", "hog-1"]);
+        for t in tasks {
+            let (real, sim) = (t["real_share"].as_f64().unwrap(), t["sim_share"].as_f64().unwrap());
+            assert!((sim - 0.5).abs() < 0.01 && (real - 0.5).abs() < 0.15, "{t}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

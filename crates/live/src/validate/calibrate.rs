@@ -1,0 +1,307 @@
+//! The simulator's cost tunables measured on this machine.
+//!
+//! The simulator charges each system call `syscall_ns` plus `copy_ns_per_kib` per KiB it
+//! moves (engine/ops.rs: `syscall_ns + bytes * copy_ns_per_kib / 1024`, for reads and
+//! writes alike), and each switch to a task `context_switch_ns`. It models no separate
+//! wake-up cost, so the cost of waking the peer is folded into the context switch.
+//! Measured here, each on one CPU, the median of repetitions:
+//!
+//! - **null system call**: `getppid()` in a tight loop (reported, not used: the
+//!   workloads' system calls are pipe reads and writes);
+//! - **pipe system call** (`syscall_ns`): a 1-byte `write` then `read` on a pipe in one
+//!   thread, which never blocks: half the pair;
+//! - **copy per KiB** (`copy_ns_per_kib`): the same with 32 KiB: the pair's extra time
+//!   over the 1-byte pair, divided by the KiB moved by both calls (see
+//!   [`copy_ns_per_kib`]);
+//! - **context switch** (`context_switch_ns`): two processes pinned to the same CPU
+//!   ping-pong one byte over two pipes; a round trip is two writes, two reads and two
+//!   switches (each with the wake-up before it), so a switch is half the round trip
+//!   less one write and one read (see [`context_switch_ns`]).
+//!
+//! Times are CPU times, not wall-clock times: the calling thread's
+//! (`CLOCK_THREAD_CPUTIME_ID`), plus the forked partner's (`wait4`) for the ping-pong,
+//! whose two processes share one CPU. Another process that takes the CPU meanwhile then
+//! does not count, so the costs hold on a loaded machine too.
+
+use std::io;
+
+use serde::Serialize;
+
+use super::fit::median;
+use super::{Result, ValidateError};
+
+/// The measured costs, in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Calibration {
+    /// The CPU the measurements ran on.
+    pub cpu: usize,
+    /// Repetitions each median is over.
+    pub reps: u32,
+    /// `getppid()`: system-call entry and exit.
+    pub null_syscall_ns: f64,
+    /// One 1-byte pipe `write` or `read` that does not block.
+    pub pipe_syscall_ns: f64,
+    /// Copy cost per KiB through a pipe, per call.
+    pub copy_ns_per_kib: f64,
+    /// One ping-pong round trip between two processes on one CPU.
+    pub round_trip_ns: f64,
+    /// One context switch, wake-up included.
+    pub context_switch_ns: f64,
+}
+
+impl Calibration {
+    /// The simulator tunables these costs set, by name, as whole nanoseconds.
+    pub fn tunables(&self) -> Vec<(&'static str, u64)> {
+        let ns = |v: f64| v.max(0.0).round() as u64;
+        vec![
+            ("syscall_ns", ns(self.pipe_syscall_ns)),
+            ("copy_ns_per_kib", ns(self.copy_ns_per_kib)),
+            ("context_switch_ns", ns(self.context_switch_ns)),
+        ]
+    }
+}
+
+/// Copy cost per KiB and per call: a write and a read of `large_bytes` cost
+/// `large_pair_ns`, of `small_bytes` `small_pair_ns`; both calls copy, so the extra
+/// time is spread over `2 * (large - small) / 1024` KiB.
+pub fn copy_ns_per_kib(small_pair_ns: f64, small_bytes: u64, large_pair_ns: f64, large_bytes: u64) -> f64 {
+    let kib = 2.0 * (large_bytes.saturating_sub(small_bytes)) as f64 / 1024.0;
+    if kib <= 0.0 {
+        return 0.0;
+    }
+    ((large_pair_ns - small_pair_ns) / kib).max(0.0)
+}
+
+/// One context switch from a ping-pong round trip: half the round trip is one write,
+/// one read and one switch.
+pub fn context_switch_ns(round_trip_ns: f64, pipe_syscall_ns: f64) -> f64 {
+    (round_trip_ns / 2.0 - 2.0 * pipe_syscall_ns).max(0.0)
+}
+
+/// Iteration counts of one repetition.
+const NULL_CALLS: u32 = 100_000;
+const SMALL_PAIRS: u32 = 50_000;
+const LARGE_PAIRS: u32 = 2_000;
+const LARGE_BYTES: usize = 32 * 1024;
+const ROUND_TRIPS: u32 = 10_000;
+
+/// Measures the costs, `reps` times each (at least 1), on one CPU: a thread pinned to
+/// the CPU it starts on runs them. Takes about 0.2 s per repetition.
+pub fn measure(reps: u32) -> Result<Calibration> {
+    let reps = reps.max(1);
+    std::thread::spawn(move || measure_pinned(reps))
+        .join()
+        .map_err(|_| ValidateError::Failed("the calibration thread panicked".into()))?
+}
+
+fn measure_pinned(reps: u32) -> Result<Calibration> {
+    // SAFETY: no arguments.
+    let cpu = usize::try_from(unsafe { libc::sched_getcpu() })
+        .map_err(|_| ValidateError::io("sched_getcpu", io::Error::last_os_error()))?;
+    pin(cpu)?;
+    let (mut null, mut small, mut large, mut rt) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..reps {
+        null.push(null_syscall());
+        small.push(pipe_pair(1, SMALL_PAIRS)?);
+        large.push(pipe_pair(LARGE_BYTES, LARGE_PAIRS)?);
+        rt.push(round_trip(cpu)?);
+    }
+    let m = |v: &[f64]| median(v).unwrap_or(0.0);
+    let (small_pair, large_pair) = (m(&small), m(&large));
+    let pipe_syscall_ns = small_pair / 2.0;
+    let round_trip_ns = m(&rt);
+    Ok(Calibration {
+        cpu,
+        reps,
+        null_syscall_ns: m(&null),
+        pipe_syscall_ns,
+        copy_ns_per_kib: copy_ns_per_kib(small_pair, 1, large_pair, LARGE_BYTES as u64),
+        round_trip_ns,
+        context_switch_ns: context_switch_ns(round_trip_ns, pipe_syscall_ns),
+    })
+}
+
+/// Pins the calling thread to `cpu`.
+fn pin(cpu: usize) -> Result<()> {
+    // SAFETY: cpu_set_t is plain data; the calls read and write only it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(ValidateError::io(format!("cannot pin to CPU {cpu}"), io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
+/// The calling thread's CPU time, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    // SAFETY: an all-zero timespec is valid; the call writes only it.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: ts is valid for writes.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Nanoseconds of CPU time per `getppid()`.
+fn null_syscall() -> f64 {
+    let t = thread_cpu_ns();
+    for _ in 0..NULL_CALLS {
+        // SAFETY: no arguments.
+        std::hint::black_box(unsafe { libc::getppid() });
+    }
+    (thread_cpu_ns() - t) as f64 / f64::from(NULL_CALLS)
+}
+
+/// Both ends of a new pipe, closed on drop.
+struct Pipe([libc::c_int; 2]);
+
+impl Pipe {
+    fn new() -> Result<Pipe> {
+        let mut fds = [0; 2];
+        // SAFETY: fds is valid for two ints.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(ValidateError::io("cannot create a pipe", io::Error::last_os_error()));
+        }
+        Ok(Pipe(fds))
+    }
+}
+
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        for fd in self.0 {
+            // SAFETY: our own descriptors.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+/// Writes then reads all of `buf` on a pipe; false on a short or failed call.
+fn write_read(p: &Pipe, buf: &mut [u8]) -> bool {
+    // SAFETY: buf is valid for its length.
+    unsafe {
+        libc::write(p.0[1], buf.as_ptr().cast(), buf.len()) == buf.len() as isize
+            && libc::read(p.0[0], buf.as_mut_ptr().cast(), buf.len()) == buf.len() as isize
+    }
+}
+
+/// Nanoseconds of CPU time per `write` + `read` pair of `bytes` on a pipe, in one
+/// thread.
+fn pipe_pair(bytes: usize, pairs: u32) -> Result<f64> {
+    let p = Pipe::new()?;
+    let mut buf = vec![7u8; bytes];
+    // Warm up (the pipe's pages, the caches).
+    for _ in 0..pairs / 10 + 1 {
+        if !write_read(&p, &mut buf) {
+            return Err(ValidateError::io("pipe write/read", io::Error::last_os_error()));
+        }
+    }
+    let t = thread_cpu_ns();
+    for _ in 0..pairs {
+        if !write_read(&p, &mut buf) {
+            return Err(ValidateError::io("pipe write/read", io::Error::last_os_error()));
+        }
+    }
+    Ok((thread_cpu_ns() - t) as f64 / f64::from(pairs))
+}
+
+/// Nanoseconds of CPU time per ping-pong round trip between this thread and a forked
+/// process, both on `cpu` (the child inherits this thread's affinity): this thread's CPU
+/// time plus the child's, over every round trip the child made.
+fn round_trip(cpu: usize) -> Result<f64> {
+    let (ping, pong) = (Pipe::new()?, Pipe::new()?);
+    // SAFETY: the child only makes async-signal-safe system calls, then _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(ValidateError::io("cannot fork", io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        let mut b = [0u8; 1];
+        // SAFETY: raw system calls on inherited descriptors.
+        unsafe {
+            loop {
+                if libc::read(ping.0[0], b.as_mut_ptr().cast(), 1) != 1 {
+                    libc::_exit(0);
+                }
+                if libc::write(pong.0[1], b.as_ptr().cast(), 1) != 1 {
+                    libc::_exit(1);
+                }
+            }
+        }
+    }
+    let t = thread_cpu_ns();
+    let mut b = [1u8; 1];
+    let step = |b: &mut [u8; 1]| -> bool {
+        // SAFETY: b is valid for one byte.
+        unsafe {
+            libc::write(ping.0[1], b.as_ptr().cast(), 1) == 1
+                && libc::read(pong.0[0], b.as_mut_ptr().cast(), 1) == 1
+        }
+    };
+    let ok = (0..ROUND_TRIPS).all(|_| step(&mut b));
+    let ours = thread_cpu_ns() - t;
+    let err = io::Error::last_os_error();
+    // The child holds both ends of `ping`, so closing ours would not end it: kill it
+    // (it is blocked in read by now) and reap it with its CPU time.
+    // SAFETY: our own child; ru is valid for writes.
+    let child_ns = unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        let mut status = 0;
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::wait4(pid, &mut status, 0, &mut ru);
+        let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+        tv(ru.ru_utime) + tv(ru.ru_stime)
+    };
+    if !ok {
+        return Err(ValidateError::io(format!("ping-pong on CPU {cpu}"), err));
+    }
+    Ok((ours + child_ns) as f64 / f64::from(ROUND_TRIPS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_cost_is_the_extra_time_per_kib_moved() {
+        // 1-byte pair 800 ns; 32 KiB pair 800 + 2 * 32 * 50 ns: 50 ns per KiB per call
+        // (the 1 byte is negligible but counted).
+        let c = copy_ns_per_kib(800.0, 0, 800.0 + 3200.0, 32 * 1024);
+        assert!((c - 50.0).abs() < 1e-9, "{c}");
+        assert_eq!(copy_ns_per_kib(800.0, 1, 700.0, 1024), 0.0, "never negative");
+        assert_eq!(copy_ns_per_kib(800.0, 10, 900.0, 10), 0.0, "no extra bytes");
+    }
+
+    #[test]
+    fn a_switch_is_half_a_round_trip_less_a_write_and_a_read() {
+        // Round trip 5 µs: 2.5 µs per half, of which 2 x 400 ns are the calls.
+        assert_eq!(context_switch_ns(5_000.0, 400.0), 1_700.0);
+        assert_eq!(context_switch_ns(500.0, 400.0), 0.0, "never negative");
+    }
+
+    #[test]
+    fn tunables_are_rounded_whole_nanoseconds() {
+        let c = Calibration {
+            cpu: 0,
+            reps: 1,
+            null_syscall_ns: 90.0,
+            pipe_syscall_ns: 412.6,
+            copy_ns_per_kib: 31.2,
+            round_trip_ns: 5_000.0,
+            context_switch_ns: 1_674.8,
+        };
+        assert_eq!(
+            c.tunables(),
+            [("syscall_ns", 413), ("copy_ns_per_kib", 31), ("context_switch_ns", 1_675)]
+        );
+    }
+
+    #[test]
+    fn measuring_gives_plausible_costs() {
+        let c = measure(1).unwrap();
+        assert!(c.null_syscall_ns > 1.0 && c.null_syscall_ns < 100_000.0, "{c:?}");
+        assert!(c.pipe_syscall_ns > c.null_syscall_ns * 0.5, "{c:?}");
+        assert!(c.round_trip_ns > 2.0 * c.pipe_syscall_ns, "{c:?}");
+        assert_eq!(c.tunables().len(), 3);
+    }
+}

@@ -1,0 +1,173 @@
+//! rt-tests `hackbench` on this machine: `hackbench -g G -f FDS -l L -s SIZE -p`.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::child::Child;
+use super::{Result, ValidateError};
+
+/// One hackbench run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HackbenchRun {
+    /// hackbench's own `Time:`: the message-passing phase, after the workers are
+    /// forked and ready.
+    pub time_ns: u64,
+    /// The whole process, fork and setup included.
+    pub wall_ns: u64,
+    /// CPU time of hackbench and all its workers.
+    pub cpu_ns: u64,
+    /// Voluntary context switches of hackbench and all its workers (it reaps them, so
+    /// `wait4`'s usage includes theirs).
+    pub nvcsw: u64,
+    /// Involuntary context switches, likewise.
+    pub nivcsw: u64,
+}
+
+/// hackbench's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct HackbenchParams {
+    pub groups: u32,
+    pub fds: u32,
+    pub loops: u32,
+    pub size: u32,
+}
+
+impl HackbenchParams {
+    /// The command line, program first.
+    pub fn command(&self) -> Vec<String> {
+        let HackbenchParams { groups, fds, loops, size } = *self;
+        ["hackbench", "-g", &groups.to_string(), "-f", &fds.to_string(), "-l", &loops.to_string()]
+            .into_iter()
+            .chain(["-s", &size.to_string(), "-p"])
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The simulator's workload spec for the same run.
+    pub fn sim_spec(&self) -> String {
+        let HackbenchParams { groups, fds, loops, size } = *self;
+        format!("hackbench:groups={groups},fds={fds},loops={loops},size={size},ipc=pipe,mode=process")
+    }
+}
+
+/// hackbench's `Time: S` line, in nanoseconds.
+pub fn parse_time(output: &str) -> Option<u64> {
+    output.lines().find_map(|l| {
+        let s: f64 = l.trim().strip_prefix("Time:")?.trim().parse().ok()?;
+        (s.is_finite() && s >= 0.0).then(|| (s * 1e9).round() as u64)
+    })
+}
+
+/// Runs hackbench once, killed past `limit`.
+pub fn run(p: &HackbenchParams, limit: Duration) -> Result<HackbenchRun> {
+    let cmd = p.command();
+    let mut out = tempfile("hackbench")?;
+    let file = out.try_clone().map_err(|e| ValidateError::io("cannot duplicate a file", e))?;
+    let mut child = Child::spawn(&cmd[0], &cmd[1..], Some(file))?;
+    let exit = child.wait(limit, Duration::from_millis(1), || {})?;
+    let mut text = String::new();
+    out.seek(SeekFrom::Start(0))
+        .and_then(|_| out.read_to_string(&mut text))
+        .map_err(|e| ValidateError::io("cannot read hackbench's output", e))?;
+    let line = cmd.join(" ");
+    if !exit.success() {
+        return Err(ValidateError::Failed(format!("{line} {}: {}", exit.describe(), text.trim())));
+    }
+    let time_ns = parse_time(&text).ok_or_else(|| {
+        ValidateError::Failed(format!("{line}: no 'Time:' line in its output: {}", text.trim()))
+    })?;
+    Ok(HackbenchRun {
+        time_ns,
+        wall_ns: exit.wall_ns,
+        cpu_ns: exit.cpu_ns,
+        nvcsw: exit.nvcsw,
+        nivcsw: exit.nivcsw,
+    })
+}
+
+/// The machine's CPU time since boot from `/proc/stat`'s `cpu` line, in nanoseconds
+/// (at the clock tick's resolution, usually 10 ms): (busy, total), busy being user,
+/// nice, system, irq, softirq and steal, total adding idle and iowait.
+pub fn cpu_time_ns() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    // SAFETY: no arguments.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok().filter(|&h| h > 0)?;
+    let (busy, total) = parse_cpu_line(text.lines().next()?)?;
+    Some((busy * 1_000_000_000 / hz, total * 1_000_000_000 / hz))
+}
+
+/// Busy and total ticks of a `/proc/stat` `cpu` line.
+fn parse_cpu_line(line: &str) -> Option<(u64, u64)> {
+    let mut words = line.split_whitespace();
+    if words.next()? != "cpu" {
+        return None;
+    }
+    let v: Vec<u64> = words.take(8).map(|w| w.parse().ok()).collect::<Option<_>>()?;
+    let [user, nice, system, idle, iowait, irq, softirq, steal] = v[..] else { return None };
+    let busy = user + nice + system + irq + softirq + steal;
+    Some((busy, busy + idle + iowait))
+}
+
+/// How much of the machine other processes used while ours ran: the busy time between
+/// two [`cpu_time_ns`] samples less `ours_ns`, as a fraction of the total, 0..=1.
+pub fn other_load(before: (u64, u64), after: (u64, u64), ours_ns: u64) -> Option<f64> {
+    let busy = after.0.checked_sub(before.0)?;
+    let total = after.1.checked_sub(before.1)?;
+    (total > 0).then(|| (busy.saturating_sub(ours_ns) as f64 / total as f64).clamp(0.0, 1.0))
+}
+
+/// An anonymous file (unlinked at once) for a child's output, read back from the start.
+pub(crate) fn tempfile(what: &str) -> Result<File> {
+    let dir = std::env::temp_dir();
+    let path = dir.join(format!(
+        "schedlab-validate-{what}-{}-{:?}.out",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let f = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .map_err(|e| ValidateError::io(format!("cannot create {}", path.display()), e))?;
+    let _ = std::fs::remove_file(&path);
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_line_is_read() {
+        let out = "Running in process mode with 10 groups using 40 file descriptors each (== 400 tasks)\n\
+                   Each sender will pass 100 messages of 100 bytes\nTime: 0.226\n";
+        assert_eq!(parse_time(out), Some(226_000_000));
+        assert_eq!(parse_time("Time: soon"), None);
+        assert_eq!(parse_time(""), None);
+    }
+
+    #[test]
+    fn other_load_is_the_busy_time_not_ours() {
+        let line = "cpu  100 10 50 800 5 3 2 30 0 0";
+        assert_eq!(parse_cpu_line(line), Some((195, 1000)));
+        assert_eq!(parse_cpu_line("cpu0 1 2 3 4 5 6 7 8"), None);
+        assert!(cpu_time_ns().is_some_and(|(busy, total)| busy <= total));
+        // 2 CPUs for 1 s: 2 s in all, 1.5 s busy of which 0.5 s ours: half the machine.
+        let f = other_load((0, 0), (1_500_000_000, 2_000_000_000), 500_000_000).unwrap();
+        assert!((f - 0.5).abs() < 1e-12, "{f}");
+        assert_eq!(other_load((0, 0), (100, 1_000), 500), Some(0.0), "never negative");
+        assert_eq!(other_load((10, 10), (5, 20), 0), None);
+    }
+
+    #[test]
+    fn command_and_spec_match() {
+        let p = HackbenchParams { groups: 3, fds: 20, loops: 50, size: 100 };
+        assert_eq!(p.command().join(" "), "hackbench -g 3 -f 20 -l 50 -s 100 -p");
+        assert_eq!(p.sim_spec(), "hackbench:groups=3,fds=20,loops=50,size=100,ipc=pipe,mode=process");
+    }
+}

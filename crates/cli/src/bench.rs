@@ -14,6 +14,9 @@ use schedlab_model::Ns;
 use crate::human::duration;
 use crate::table::{Align, Table};
 
+#[path = "bench_policies.rs"]
+mod bench_policies;
+
 const DEPS_EXAMPLES: &str = "\
 Examples:
   # all six IPC kinds, 8 hogs per CPU, without and with the server reniced by hand
@@ -43,6 +46,7 @@ pub enum BenchCommand {
     Deps(DepsOpts),
     Slices(SlicesOpts),
     Overhead(crate::bench_overhead::OverheadOpts),
+    Policies(bench_policies::PoliciesOpts),
     /// One process of a benchmark (the runner starts these itself).
     #[command(hide = true)]
     Worker(WorkerOpts),
@@ -205,6 +209,7 @@ pub fn run(opts: &BenchOpts) -> Result<()> {
         BenchCommand::Deps(o) => deps(o),
         BenchCommand::Slices(o) => slices(o),
         BenchCommand::Overhead(o) => crate::bench_overhead::run(o),
+        BenchCommand::Policies(o) => bench_policies::run(o),
         BenchCommand::Worker(o) => worker(o),
     }
 }

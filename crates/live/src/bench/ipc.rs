@@ -219,7 +219,8 @@ pub struct Channel {
     paths: Vec<PathBuf>,
 }
 
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+/// A pipe, both ends close-on-exec: (read, write).
+pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: fds has room for two descriptors.
     cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;

@@ -10,6 +10,9 @@
 //! [`overhead`] is the observer's cost: hackbench bare, under the observer and under
 //! bpftrace with the thesis's aggregation.
 //!
+//! [`policies`] is paper 002's benchmark of SCHED_OTHER, SCHED_FIFO and SCHED_RR with
+//! CPU-bound, I/O-bound and mixed programs, on a bounded CPU set.
+//!
 //! [`slices`] is PFS's processing-time experiment (paper 001, section 5): a test
 //! program of CPU bursts and sleeps, gzip and sort, each beside a CPU hog, timed
 //! without and with `schedlab run` giving burst-aware slices.
@@ -19,6 +22,7 @@ use std::io;
 pub mod deps;
 pub mod ipc;
 pub mod overhead;
+pub mod policies;
 pub mod slices;
 pub mod workers;
 

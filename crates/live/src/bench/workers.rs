@@ -8,9 +8,17 @@
 //! nice value, and talks to the runner through its standard output: `ready` once it is
 //! set up, then (the client) `t <nanoseconds>` per round trip and `done` (the client
 //! and the test program).
+//!
+//! Paper 002's programs ([`Role::Pi`], [`Role::Rw`], [`Role::Mixed`]) run at once, or,
+//! with `--wait-go`, say `ready` and start when their standard input reaches end of file
+//! (the runner closes the pipe's other end: every process of a cell starts together).
+//! They end with `done <result> ru <user µs> <system µs> <nvcsw> <nivcsw>`: pi's
+//! estimate and the bytes copied, then their own usage at the start ([`START_USAGE`]),
+//! which the runner takes from the `wait4` usage to leave exec and set-up out.
 
 use std::hint::black_box;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::ipc::{Client, EndpointSpec, Server};
@@ -24,6 +32,15 @@ pub const WORKER_COMMAND: [&str; 2] = ["bench", "worker"];
 /// 12.1 ms over a pipe, unloaded; [`sort_time`] measures it elsewhere).
 pub const DEFAULT_SORT_LEN: usize = 4800;
 
+/// pi-sched.c's default iterations (paper 002). Each is two `random()` calls and a
+/// distance, as in the paper's code; on the 2-CPU development VM one process takes
+/// about 25 ms of CPU in a release build (the paper's i7: about 70 ms).
+pub const PI_ITERATIONS: u64 = 1_000_000;
+/// rw.c's transfer size (paper 002).
+pub const RW_BYTES: u64 = 102_400;
+/// rw.c's block size.
+pub const RW_BLOCK: u32 = 1_024;
+
 /// What a worker process does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -36,6 +53,13 @@ pub enum Role {
     /// PFS's test program: `loops` times, work A (count until the thread has used
     /// `work_ns` of CPU time) then work B (sleep `sleep_ns`).
     PfsTest,
+    /// Paper 002's pi-sched.c: a Monte-Carlo estimate of pi over `iterations`.
+    Pi,
+    /// Paper 002's rw.c: copies `bytes` of `input` in `block`-byte reads and writes to
+    /// its own output file (`output` followed by its pid), opened `O_SYNC`.
+    Rw,
+    /// Paper 002's mixed.c: pi, then rw.
+    Mixed,
 }
 
 impl Role {
@@ -46,6 +70,9 @@ impl Role {
             Role::Server => "sl-server",
             Role::Hog => "sl-hog",
             Role::PfsTest => "sl-pfs-test",
+            Role::Pi => "sl-pi",
+            Role::Rw => "sl-rw",
+            Role::Mixed => "sl-mixed",
         }
     }
 
@@ -55,9 +82,16 @@ impl Role {
             Role::Server => "server",
             Role::Hog => "hog",
             Role::PfsTest => "pfs-test",
+            Role::Pi => "pi",
+            Role::Rw => "rw",
+            Role::Mixed => "mixed",
         }
     }
 }
+
+/// What separates a paper 002 worker's results from its usage at the start in its
+/// `done` line.
+pub const START_USAGE: &str = " ru ";
 
 /// A worker's whole configuration, passed through `exec` as arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +114,16 @@ pub struct WorkerSpec {
     pub nice: Option<i32>,
     /// The CPU a hog pins itself to.
     pub cpu: Option<usize>,
+    /// pi's iterations (pi and mixed).
+    pub iterations: u64,
+    /// Bytes rw copies, and per read and write (rw and mixed).
+    pub bytes: u64,
+    pub block: u32,
+    /// The file rw reads, and its output's path before the pid (rw and mixed).
+    pub input: Option<PathBuf>,
+    pub output: Option<PathBuf>,
+    /// Says `ready`, then waits for end of file on standard input before it starts.
+    pub wait_go: bool,
 }
 
 impl WorkerSpec {
@@ -95,6 +139,12 @@ impl WorkerSpec {
             sleep_ns: 0,
             nice: None,
             cpu: None,
+            iterations: PI_ITERATIONS,
+            bytes: RW_BYTES,
+            block: RW_BLOCK,
+            input: None,
+            output: None,
+            wait_go: false,
         }
     }
 
@@ -116,6 +166,27 @@ impl WorkerSpec {
                 "--sleep-ms".into(),
                 ms_arg(self.sleep_ns),
             ]),
+            Role::Pi | Role::Rw | Role::Mixed => {
+                if self.role.has_pi() {
+                    a.extend(["--iterations".into(), self.iterations.to_string()]);
+                }
+                if self.role.has_rw() {
+                    a.extend([
+                        "--bytes".into(),
+                        self.bytes.to_string(),
+                        "--block".into(),
+                        self.block.to_string(),
+                    ]);
+                    for (key, path) in [("--input", &self.input), ("--output", &self.output)] {
+                        if let Some(p) = path {
+                            a.extend([key.into(), p.display().to_string()]);
+                        }
+                    }
+                }
+                if self.wait_go {
+                    a.push("--wait-go".into());
+                }
+            }
         }
         if let Some(n) = self.nice {
             a.push(format!("--nice={n}"));
@@ -134,10 +205,21 @@ impl WorkerSpec {
             Some("server") => Role::Server,
             Some("hog") => Role::Hog,
             Some("pfs-test") => Role::PfsTest,
-            other => return Err(format!("the role must be client, server, hog or pfs-test, not {other:?}")),
+            Some("pi") => Role::Pi,
+            Some("rw") => Role::Rw,
+            Some("mixed") => Role::Mixed,
+            other => {
+                return Err(format!(
+                    "the role must be client, server, hog, pfs-test, pi, rw or mixed, not {other:?}"
+                ))
+            }
         };
         let mut spec = WorkerSpec::new(role);
         while let Some(arg) = it.next() {
+            if arg == "--wait-go" {
+                spec.wait_go = true;
+                continue;
+            }
             let (key, inline) = match arg.split_once('=') {
                 Some((k, v)) => (k, Some(v)),
                 None => (arg, None),
@@ -160,13 +242,51 @@ impl WorkerSpec {
                 "--sleep-ms" => spec.sleep_ns = ms(value)?,
                 "--nice" => spec.nice = Some(num(value)? as i32),
                 "--cpu" => spec.cpu = Some(num(value)? as usize),
+                "--iterations" => spec.iterations = positive(value)?,
+                "--bytes" => spec.bytes = positive(value)?,
+                "--block" => {
+                    spec.block = u32::try_from(positive(value)?).map_err(|e| format!("bad --block: {e}"))?
+                }
+                "--input" => spec.input = Some(PathBuf::from(value)),
+                "--output" => spec.output = Some(PathBuf::from(value)),
                 _ => return Err(format!("unknown worker argument '{key}'")),
             }
         }
         if matches!(role, Role::Client | Role::Server) && spec.endpoint.is_none() {
             return Err(format!("a {} needs --endpoint", role.name()));
         }
+        if role.has_rw() {
+            if spec.input.is_none() || spec.output.is_none() {
+                return Err(format!("{} needs --input and --output", role.name()));
+            }
+            if !spec.bytes.is_multiple_of(u64::from(spec.block)) {
+                return Err(format!(
+                    "--block {} must divide --bytes {}, as rw.c requires",
+                    spec.block, spec.bytes
+                ));
+            }
+        }
         Ok(spec)
+    }
+}
+
+/// A positive whole number.
+fn positive(v: &str) -> std::result::Result<u64, String> {
+    match v.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("'{v}' is not a positive whole number")),
+    }
+}
+
+impl Role {
+    /// Runs paper 002's pi part (pi and mixed).
+    fn has_pi(self) -> bool {
+        matches!(self, Role::Pi | Role::Mixed)
+    }
+
+    /// Runs paper 002's rw part (rw and mixed).
+    fn has_rw(self) -> bool {
+        matches!(self, Role::Rw | Role::Mixed)
     }
 }
 
@@ -183,7 +303,100 @@ pub fn worker_main(args: &[String]) -> Result<()> {
         Role::Server => server(&spec),
         Role::Client => client(&spec),
         Role::PfsTest => pfs_test(&spec),
+        Role::Pi | Role::Rw | Role::Mixed => paper002(&spec),
     }
+}
+
+/// Paper 002's programs: pi, rw, or pi then rw; with `--wait-go`, started by the runner.
+fn paper002(spec: &WorkerSpec) -> Result<()> {
+    if spec.wait_go {
+        say("ready")?;
+        // The runner closes its end of our standard input: go.
+        let mut sink = Vec::new();
+        io::stdin().lock().read_to_end(&mut sink).ctx(|| "cannot wait for the start".into())?;
+    }
+    let start = self_usage();
+    let mut result = Vec::new();
+    if spec.role.has_pi() {
+        result.push(format!("pi {:.4}", monte_carlo_pi(spec.iterations)));
+    }
+    if spec.role.has_rw() {
+        let (input, output) = (spec.input.as_ref(), spec.output.as_ref());
+        let (input, output) = input.zip(output).expect("checked in from_args");
+        let copied = sync_copy(input, output, spec.bytes, spec.block)?;
+        result.push(format!("copied {copied}"));
+    }
+    let (user, sys) = (start.ru_utime, start.ru_stime);
+    let us = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
+    say(&format!(
+        "done {}{START_USAGE}{} {} {} {}",
+        result.join(" "),
+        us(user),
+        us(sys),
+        start.ru_nvcsw,
+        start.ru_nivcsw
+    ))
+}
+
+/// The calling process's resource usage so far.
+pub fn self_usage() -> libc::rusage {
+    // SAFETY: an all-zero rusage is valid; getrusage fills it and cannot fail for SELF.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    }
+}
+
+/// pi-sched.c's loop: `iterations` points of two `random()` calls each in the square of
+/// side 2 × RADIUS (glibc's `rand()`, which is `random()`); 4 × the share within RADIUS of the centre.
+pub fn monte_carlo_pi(iterations: u64) -> f64 {
+    const RADIUS: libc::c_long = libc::RAND_MAX as libc::c_long / 2;
+    let (mut inside, mut all) = (0u64, 0u64);
+    for _ in 0..iterations {
+        // SAFETY: rand() has no preconditions; glibc's calls random(), as the paper's
+        // program does.
+        let (x, y) = unsafe { (libc::rand() as libc::c_long, libc::rand() as libc::c_long) };
+        let (x, y) = ((x % (RADIUS * 2) - RADIUS) as f64, (y % (RADIUS * 2) - RADIUS) as f64);
+        if (x * x + y * y).sqrt() < RADIUS as f64 {
+            inside += 1;
+        }
+        all += 1;
+    }
+    black_box(4.0 * inside as f64 / all.max(1) as f64)
+}
+
+/// rw.c: copies `bytes` of `input` (from its start) in `block`-byte reads and writes to
+/// `<output><pid>`, opened `O_WRONLY | O_CREAT | O_TRUNC | O_SYNC`; returns the bytes
+/// written.
+pub fn sync_copy(input: &std::path::Path, output: &std::path::Path, bytes: u64, block: u32) -> Result<u64> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut src = std::fs::File::open(input).ctx(|| format!("cannot open {}", input.display()))?;
+    let mut name = output.as_os_str().to_owned();
+    name.push(std::process::id().to_string());
+    let out_path = PathBuf::from(name);
+    let mut dst = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .custom_flags(libc::O_SYNC)
+        .open(&out_path)
+        .ctx(|| format!("cannot create {}", out_path.display()))?;
+    let mut buf = vec![0u8; block as usize];
+    let mut copied = 0;
+    while copied < bytes {
+        let n = src.read(&mut buf).ctx(|| format!("cannot read {}", input.display()))?;
+        if n == 0 {
+            return Err(BenchError::Failed(format!(
+                "{} ends after {copied} of {bytes} bytes",
+                input.display()
+            )));
+        }
+        dst.write_all(&buf[..n]).ctx(|| format!("cannot write {}", out_path.display()))?;
+        copied += n as u64;
+    }
+    Ok(copied)
 }
 
 /// Nanoseconds as milliseconds, as short as exact: `2.3`, `100`.
@@ -400,5 +613,50 @@ mod tests {
             x = black_box(x + 1);
         }
         assert!(x > 0);
+    }
+
+    #[test]
+    fn paper002_worker_arguments_round_trip() {
+        let mut m = WorkerSpec::new(Role::Mixed);
+        (m.iterations, m.bytes, m.block, m.wait_go) = (5000, 8192, 512, true);
+        (m.input, m.output) = (Some("/tmp/in".into()), Some("/tmp/out-".into()));
+        let args = m.to_args();
+        assert_eq!(
+            args,
+            ["mixed", "--iterations", "5000", "--bytes", "8192", "--block", "512", "--input", "/tmp/in"]
+                .into_iter()
+                .chain(["--output", "/tmp/out-", "--wait-go"])
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(WorkerSpec::from_args(&args).unwrap(), m);
+        let pi = WorkerSpec::from_args(&["pi".into()]).unwrap();
+        assert_eq!((pi.iterations, pi.wait_go), (PI_ITERATIONS, false));
+        assert_eq!(pi.to_args(), ["pi", "--iterations", "1000000"]);
+        assert_eq!((Role::Pi.comm(), Role::Rw.comm(), Role::Mixed.comm()), ("sl-pi", "sl-rw", "sl-mixed"));
+        let bad = |a: &[&str]| WorkerSpec::from_args(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(bad(&["rw"]).unwrap_err().contains("--input and --output"));
+        assert!(bad(&["rw", "--input", "a", "--output", "b", "--bytes", "1000", "--block", "300"])
+            .unwrap_err()
+            .contains("must divide"));
+        assert!(bad(&["pi", "--iterations", "0"]).is_err());
+        assert!(bad(&["pi", "--iterations=-3"]).is_err());
+        let rw = bad(&["rw", "--input=a", "--output=b", "--bytes=2048"]).unwrap();
+        assert_eq!((rw.bytes, rw.block, rw.iterations), (2048, RW_BLOCK, PI_ITERATIONS));
+    }
+
+    #[test]
+    fn pi_estimates_and_rw_copies() {
+        let pi = monte_carlo_pi(200_000);
+        assert!((pi - std::f64::consts::PI).abs() < 0.05, "{pi}");
+        let dir = std::env::temp_dir().join(format!("schedlab-rw-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("input");
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&input, &data).unwrap();
+        assert_eq!(sync_copy(&input, &dir.join("out-"), 4096, 1024).unwrap(), 4096);
+        let copy = std::fs::read(dir.join(format!("out-{}", std::process::id()))).unwrap();
+        assert_eq!(copy, data[..4096]);
+        assert!(sync_copy(&input, &dir.join("out-"), 20_000, 1000).is_err(), "the input is too short");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

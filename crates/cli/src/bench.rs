@@ -103,6 +103,12 @@ pub struct DepsOpts {
     /// Stop (and fail) if the whole run takes longer than this (with a unit: 90s, 900s).
     #[arg(long, value_name = "DURATION", default_value = "900s", value_parser = crate::observe::duration_parser)]
     pub time_limit: Ns,
+    /// Paper 004's multi-server variant (implies --ipc sem): five servers post a
+    /// semaphore after 2, 5, 5, 10 and 10 sorts each, the client takes it once per
+    /// iteration from whichever server posts first; the per-iteration completion times
+    /// are listed (the paper used 15 iterations: --iterations 15 --warmup 0).
+    #[arg(long)]
+    pub multi_server: bool,
     /// Print the results as JSON (every sample included).
     #[arg(long)]
     pub json: bool,
@@ -246,8 +252,12 @@ fn deps(opts: &DepsOpts) -> Result<()> {
             kinds.push(*k);
         }
     }
+    if opts.multi_server {
+        kinds = vec![schedlab_live::bench::ipc::IpcKind::Sem];
+    }
     let cfg = DepsConfig {
         kinds,
+        multi_server: opts.multi_server,
         load: opts.load,
         iterations: opts.iterations,
         warmup: opts.warmup,
@@ -323,6 +333,13 @@ fn deps(opts: &DepsOpts) -> Result<()> {
         }
     }
     table.write(&mut out)?;
+    if opts.multi_server {
+        writeln!(out, "\nper iteration (ms):")?;
+        for c in report.kinds.iter().flat_map(|k| &k.cells) {
+            let v: Vec<String> = c.samples_ms.iter().map(|t| format!("{t:.1}")).collect();
+            writeln!(out, "  {:9} {}", c.scenario.name(), v.join(" "))?;
+        }
+    }
     writeln!(
         out,
         "\n{} measured round trips per cell ({} warm-up), {} integers sorted per request, \

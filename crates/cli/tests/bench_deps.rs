@@ -72,3 +72,17 @@ fn bench_deps_over_a_pipe_completes_with_sane_numbers() {
     assert_eq!(cells[0]["ratio_to_unloaded"], 1.0);
     no_worker_left();
 }
+
+#[test]
+fn the_multi_server_variant_gives_per_iteration_times() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let report = bench_deps(&["--multi-server", "--load", "1", "--iterations", "4", "--warmup", "0"]);
+    let kinds = report["kinds"].as_array().unwrap();
+    assert_eq!((kinds.len(), &kinds[0]["kind"]), (1, &serde_json::json!("sem")), "{report}");
+    for c in kinds[0]["cells"].as_array().unwrap() {
+        let samples = c["samples_ms"].as_array().unwrap();
+        assert_eq!(samples.len(), 4, "one time per iteration: {c}");
+        assert!(samples.iter().all(|s| s.as_f64().unwrap() >= 0.0), "{c}");
+    }
+    no_worker_left();
+}

@@ -88,7 +88,14 @@ pub struct DepsConfig {
     pub exe: PathBuf,
     /// The client's nice value.
     pub client_nice: i32,
+    /// Paper 004's multi-server variant instead of one server: five servers post a
+    /// semaphore after 2, 5, 5, 10 and 10 sorts, and the client takes it once per
+    /// iteration, from whichever server posts first (the kinds must be `sem`).
+    pub multi_server: bool,
 }
+
+/// The sorts per post of the multi-server variant's servers (paper 004, section 6).
+pub const MULTI_SERVER_SORTS: [u32; 5] = [2, 5, 5, 10, 10];
 
 impl Default for DepsConfig {
     fn default() -> Self {
@@ -104,6 +111,7 @@ impl Default for DepsConfig {
             settle: Duration::from_millis(200),
             exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("schedlab")),
             client_nice: -20,
+            multi_server: false,
         }
     }
 }
@@ -246,6 +254,11 @@ pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result
     if cfg.kinds.is_empty() || cfg.iterations == 0 {
         return Err(BenchError::Failed("nothing to measure: no IPC kinds or no iterations".into()));
     }
+    if cfg.multi_server && cfg.kinds != [IpcKind::Sem] {
+        return Err(BenchError::Failed(
+            "the multi-server variant runs over a SysV semaphore only (sem)".into(),
+        ));
+    }
     let start = Instant::now();
     let deadline = start + cfg.time_limit;
     let cpus = workers::allowed_cpus().ctx(|| "cannot read this process's CPU affinity".into())?;
@@ -340,23 +353,37 @@ fn run_cell(
         std::thread::sleep(cfg.settle);
     }
     let mut channel = Channel::new(kind, dir)?;
-    let mut spec = WorkerSpec::new(Role::Server);
-    spec.sort_len = cfg.sort_len;
-    let server_end = channel.server_spec(None);
-    spec.endpoint = Some(server_end.clone());
-    let mut server = Worker::spawn(&cfg.exe, &spec, &server_end.fds)?;
-    server.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), &what)?;
-    if scenario == Scenario::Reniced {
-        workers::set_nice(server.pid(), -20).ctx(|| "cannot renice the server to -20".into())?;
+    let rounds = cfg.warmup + cfg.iterations;
+    let sorts: &[u32] = if cfg.multi_server { &MULTI_SERVER_SORTS } else { &[1] };
+    let mut servers = Vec::new();
+    // Multi-server: the servers start posting together once the client is ready.
+    let (go_read, go_write) = super::ipc::pipe().ctx(|| "cannot make the start pipe".into())?;
+    for &n in sorts {
+        let mut spec = WorkerSpec::new(Role::Server);
+        spec.sort_len = cfg.sort_len;
+        (spec.sorts, spec.unprompted, spec.rounds) = (n, cfg.multi_server, rounds);
+        let server_end = channel.server_spec(None);
+        spec.endpoint = Some(server_end.clone());
+        let mut cmd = Worker::command(&cfg.exe, &spec, &server_end.fds);
+        if cfg.multi_server {
+            cmd.stdin(Stdio::from(go_read.try_clone().ctx(|| "cannot share the start pipe".into())?));
+        }
+        let mut server = Worker::start(&mut cmd, spec.role.comm())?;
+        server.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), &what)?;
+        if scenario == Scenario::Reniced {
+            workers::set_nice(server.pid(), -20).ctx(|| "cannot renice the server to -20".into())?;
+        }
+        servers.push(server);
     }
     let mut spec = WorkerSpec::new(Role::Client);
-    spec.rounds = cfg.warmup + cfg.iterations;
+    (spec.rounds, spec.unprompted) = (rounds, cfg.multi_server);
     spec.nice = Some(cfg.client_nice);
-    let client_end = channel.client_spec(Some(Peer::process(server.pid())));
+    let client_end = channel.client_spec(Some(Peer::process(servers[0].pid())));
     spec.endpoint = Some(client_end.clone());
     let mut client = Worker::spawn(&cfg.exe, &spec, &client_end.fds)?;
     channel.close_fds();
     client.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), &what)?;
+    drop((go_read, go_write));
     let mut samples = Vec::new();
     for i in 0..spec.rounds {
         let line = client.line(deadline, &format!("{what}: round trip {i} of {}", spec.rounds))?;
@@ -371,7 +398,7 @@ fn run_cell(
     }
     client.expect_line("done", deadline, &what)?;
     client.wait(deadline, &what)?;
-    drop(server);
+    drop(servers);
     drop(hogs);
     drop(channel);
     Ok(samples)

@@ -124,6 +124,14 @@ pub struct WorkerSpec {
     pub output: Option<PathBuf>,
     /// Says `ready`, then waits for end of file on standard input before it starts.
     pub wait_go: bool,
+    /// Server: bubble sorts per answer (paper 004's multi-server servers do 2, 5, 5, 10
+    /// and 10).
+    pub sorts: u32,
+    /// Multi-server mode: the server posts `rounds` answers without waiting for
+    /// requests, starting when its standard input reaches end of file (the runner's
+    /// start), and the client only waits for answers (it sends none): the first server
+    /// to post wakes it.
+    pub unprompted: bool,
 }
 
 impl WorkerSpec {
@@ -145,6 +153,8 @@ impl WorkerSpec {
             input: None,
             output: None,
             wait_go: false,
+            sorts: 1,
+            unprompted: false,
         }
     }
 
@@ -155,7 +165,14 @@ impl WorkerSpec {
             a.extend(["--endpoint".into(), e.to_arg()]);
         }
         match self.role {
-            Role::Server => a.extend(["--sort-len".into(), self.sort_len.to_string()]),
+            Role::Server => a.extend([
+                "--sort-len".into(),
+                self.sort_len.to_string(),
+                "--sorts".into(),
+                self.sorts.to_string(),
+                "--rounds".into(),
+                self.rounds.to_string(),
+            ]),
             Role::Client => a.extend(["--rounds".into(), self.rounds.to_string()]),
             Role::Hog => {}
             Role::PfsTest => a.extend([
@@ -193,6 +210,9 @@ impl WorkerSpec {
         }
         if let Some(c) = self.cpu {
             a.extend(["--cpu".into(), c.to_string()]);
+        }
+        if self.unprompted {
+            a.extend(["--unprompted".into(), "1".into()]);
         }
         a
     }
@@ -247,6 +267,10 @@ impl WorkerSpec {
                 "--block" => {
                     spec.block = u32::try_from(positive(value)?).map_err(|e| format!("bad --block: {e}"))?
                 }
+                "--sorts" => {
+                    spec.sorts = u32::try_from(positive(value)?).map_err(|e| format!("bad --sorts: {e}"))?
+                }
+                "--unprompted" => spec.unprompted = num(value)? != 0,
                 "--input" => spec.input = Some(PathBuf::from(value)),
                 "--output" => spec.output = Some(PathBuf::from(value)),
                 _ => return Err(format!("unknown worker argument '{key}'")),
@@ -307,13 +331,18 @@ pub fn worker_main(args: &[String]) -> Result<()> {
     }
 }
 
+/// Waits for the runner's start: it closes its end of our standard input.
+fn wait_for_go() -> Result<()> {
+    let mut sink = Vec::new();
+    io::stdin().lock().read_to_end(&mut sink).ctx(|| "cannot wait for the start".into())?;
+    Ok(())
+}
+
 /// Paper 002's programs: pi, rw, or pi then rw; with `--wait-go`, started by the runner.
 fn paper002(spec: &WorkerSpec) -> Result<()> {
     if spec.wait_go {
         say("ready")?;
-        // The runner closes its end of our standard input: go.
-        let mut sink = Vec::new();
-        io::stdin().lock().read_to_end(&mut sink).ctx(|| "cannot wait for the start".into())?;
+        wait_for_go()?;
     }
     let start = self_usage();
     let mut result = Vec::new();
@@ -423,26 +452,49 @@ fn hog(cpu: Option<usize>) -> Result<()> {
 fn server(spec: &WorkerSpec) -> Result<()> {
     let mut server = Server::open(spec.endpoint.as_ref().expect("checked in from_args"))?;
     say("ready")?;
+    if spec.unprompted {
+        // All servers start posting together, once the client is there.
+        wait_for_go()?;
+    }
     let mut seed = 1u64;
     let mut bytes = Vec::with_capacity(spec.sort_len * 4);
-    while server.wait_request().ctx(|| "cannot wait for a request".into())? {
-        let mut v = random_ints(spec.sort_len, seed);
-        seed += 1;
-        bubble_sort(&mut v);
-        bytes.clear();
-        bytes.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+    let mut posts = 0;
+    loop {
+        if spec.unprompted {
+            if posts == spec.rounds {
+                return Ok(());
+            }
+            posts += 1;
+        } else if !server.wait_request().ctx(|| "cannot wait for a request".into())? {
+            return Ok(());
+        }
+        for _ in 0..spec.sorts {
+            let mut v = random_ints(spec.sort_len, seed);
+            seed += 1;
+            bubble_sort(&mut v);
+            bytes.clear();
+            bytes.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+        }
         server.reply(&bytes).ctx(|| "cannot answer a request".into())?;
     }
-    Ok(())
 }
 
 fn client(spec: &WorkerSpec) -> Result<()> {
     let mut client = Client::open(spec.endpoint.as_ref().expect("checked in from_args"))?;
     say("ready")?;
+    let mut start = monotonic_ns();
     for i in 0..spec.rounds {
-        let start = monotonic_ns();
-        client.round_trip().ctx(|| format!("round trip {i} failed"))?;
-        say(&format!("t {}", monotonic_ns() - start))?;
+        if spec.unprompted {
+            // An iteration runs from the end of the previous one (the paper's client
+            // completion time per iteration).
+            client.wait_reply().ctx(|| format!("wait {i} failed"))?;
+        } else {
+            start = monotonic_ns();
+            client.round_trip().ctx(|| format!("round trip {i} failed"))?;
+        }
+        let now = monotonic_ns();
+        say(&format!("t {}", now - start))?;
+        start = now;
     }
     say("done")
 }

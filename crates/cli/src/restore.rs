@@ -7,8 +7,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use schedlab_store::Store;
 
-/// Undo every change the journal still lists (affinity, nice, policy, slice), newest
-/// first, as a stopped daemon would have: what a killed `schedlab run` left behind.
+/// Undo every change the journal still lists (cpuset cgroup first, then affinity, nice,
+/// policy and slice, newest first), as a stopped daemon would have: what a killed
+/// `schedlab run` left behind.
 ///
 /// A process that has exited, or whose pid now belongs to another process (told apart
 /// by its start time), is left alone and its entries closed. An entry that cannot be
@@ -35,6 +36,11 @@ pub fn run(opts: &RestoreOpts) -> Result<()> {
         "restored {} change(s); {} belonged to processes that are gone",
         report.restored, report.skipped
     )?;
+    match schedlab_live::cgroup::remove_empty_groups() {
+        Ok(0) => {}
+        Ok(n) => writeln!(out, "removed {n} empty cpuset cgroup(s) a daemon had made")?,
+        Err(e) => writeln!(out, "cannot look for leftover cpuset cgroups: {e}")?,
+    }
     if !report.failed.is_empty() {
         for (id, e) in &report.failed {
             writeln!(out, "  journal entry {}: {e}", id.0)?;

@@ -623,6 +623,29 @@ fn parse_cpus(path: &Path) -> io::Result<CpuSet> {
     })
 }
 
+/// Removes the empty class groups schedlab's parent group holds in every cpuset
+/// hierarchy (what a daemon killed before it could clean up leaves behind, once its
+/// processes are moved back), and the parent when it is empty too. A group that still
+/// has processes is kept. Returns how many groups were removed.
+pub fn remove_empty_groups() -> io::Result<usize> {
+    let mut removed = 0;
+    for h in Hierarchy::detect_all()? {
+        let parent = h.mount_point().join(h.parent_name());
+        let Ok(entries) = std::fs::read_dir(&parent) else { continue };
+        for entry in entries.flatten() {
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            if !entry.path().is_dir() {
+                continue;
+            }
+            let group = CpusetGroup::open_in(&h, &name)?;
+            if group.procs().is_ok_and(|p| p.is_empty()) && group.remove().is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

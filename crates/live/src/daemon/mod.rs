@@ -644,10 +644,10 @@ impl<'s> Daemon<'s> {
                         p.state = State::Left(format!("cannot take over from its parent: {e}"));
                     }
                 }
-                let nice_policy = parent_proc.map(|pp| (pp.nice, pp.policy.clone(), pp.cpus.clone()));
-                if let Some((nice, policy, cpus)) = nice_policy {
-                    (p.nice, p.policy, p.cpus) = (nice, policy, cpus);
-                }
+                // What it has is what the kernel copied at the fork, which may be from
+                // before the parent's own change (a fork right after its exec): the
+                // class is applied again below (no-op changes are skipped) and the plan
+                // binds it.
             }
             None => {
                 p.reason = if self.model.is_some() {
@@ -658,8 +658,12 @@ impl<'s> Daemon<'s> {
                 p.state = State::Left(stats::reason_text(&stats::reason_json(&p.reason)));
             }
         }
+        let managed = p.state == State::Managed;
         self.procs.insert(child, p);
         self.mark_urgent_if_high(child);
+        if managed {
+            self.apply_class(child);
+        }
     }
 
     fn exited(&mut self, tid: Pid) {
@@ -927,16 +931,21 @@ impl<'s> Daemon<'s> {
             if !self.confine(pl.id, &pl.class) {
                 continue;
             }
-            let Some(p) = self.procs.get(&pl.id) else { continue };
-            if p.cpus.as_ref().is_some_and(|(c, _)| *c == pl.cpus) {
-                continue;
-            }
             let why = format!(
                 "{} plan of class {}: {}",
                 plan_name(&pl.reason),
                 pl.class,
                 describe_placement(&pl.reason)
             );
+            let Some(p) = self.procs.get_mut(&pl.id) else { continue };
+            if let Some((cpus, reason)) = &mut p.cpus {
+                if *cpus == pl.cpus {
+                    // The same CPUs, perhaps for another reason now (a new dependency):
+                    // `explain` gives the current one.
+                    *reason = why;
+                    continue;
+                }
+            }
             if self.change(pl.id, Change::Cpus(pl.cpus.clone()), &why) {
                 if let Some(p) = self.procs.get_mut(&pl.id) {
                     p.cpus = Some((pl.cpus, why));

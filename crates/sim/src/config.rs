@@ -285,7 +285,7 @@ fn parse_flag(s: &str) -> Option<bool> {
     }
 }
 
-/// Parses `1500`, `1500ns`, `1.5us`, `3ms`, `0.5s` into nanoseconds.
+/// Parses `1500`, `1500ns`, `1.5us`, `3ms`, `0.5s`, `2m`, `1h` into nanoseconds.
 pub fn parse_duration(s: &str) -> Result<Ns, String> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
@@ -295,7 +295,9 @@ pub fn parse_duration(s: &str) -> Result<Ns, String> {
         "us" | "µs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
-        u => return Err(format!("'{s}': unknown time unit '{u}' (use ns, us, ms or s)")),
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        u => return Err(format!("'{s}': unknown time unit '{u}' (use ns, us, ms, s, m or h)")),
     };
     let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration"))?;
     Ok((v * mult).round() as Ns)
@@ -334,6 +336,16 @@ mod tests {
         assert_eq!(t.base_slice_ns, 1_400_000);
         assert_eq!(t.nr_latency(), 8);
         assert_eq!(t.tick_ns(), 4_000_000);
+    }
+
+    #[test]
+    fn durations_read_every_unit_from_ns_to_hours() {
+        for (text, ns) in [("1500", 1500), ("2us", 2_000), ("3ms", 3_000_000), ("0.5s", 500_000_000)] {
+            assert_eq!(parse_duration(text), Ok(ns), "{text}");
+        }
+        assert_eq!(parse_duration("2m"), Ok(120_000_000_000));
+        assert_eq!(parse_duration("1h"), Ok(3_600_000_000_000));
+        assert!(parse_duration("1d").unwrap_err().contains("use ns, us, ms, s, m or h"));
     }
 
     #[test]

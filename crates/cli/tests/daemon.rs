@@ -77,6 +77,27 @@ impl Drop for Scratch {
     }
 }
 
+/// Spawning a program this process has just copied can fail with ETXTBSY while another
+/// test thread is between a fork and an exec (the child holds the copy's descriptor
+/// for that moment): such spawns are retried.
+trait Launch {
+    fn launch(&mut self) -> Child;
+}
+
+impl Launch for Command {
+    fn launch(&mut self) -> Child {
+        for _ in 0..100 {
+            match self.spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                other => return other.unwrap_or_else(|e| panic!("spawn {:?}: {e}", self.get_program())),
+            }
+        }
+        panic!("{:?} stayed busy (ETXTBSY) for a second", self.get_program())
+    }
+}
+
 /// A child killed (with its process group, if it leads one) and reaped when dropped.
 struct Killed(Child);
 
@@ -179,7 +200,7 @@ fn my_batch_job_moves_within_a_second_of_exec_and_ctrl_c_restores_it() {
     let daemon = start_daemon(&s, &config, &[]);
     let original = (affinity(std::process::id()), nice(std::process::id()));
     let exec = Instant::now();
-    let job = Killed(Command::new(s.program("my-batch-job")).arg("30").spawn().unwrap());
+    let job = Killed(Command::new(s.program("my-batch-job")).arg("30").launch());
     let pid = job.0.id();
     let took = wait_for_batch_settings(pid, exec);
     assert!(took < Duration::from_secs(1), "moved after {took:?}");
@@ -216,7 +237,7 @@ fn after_kill_9_schedlab_restore_and_the_next_run_give_everything_back() {
 
     // kill -9, then `schedlab restore`.
     let mut daemon = start_daemon(&s, &config, &[]);
-    let job = Killed(Command::new(s.program("sd-kill9-job")).arg("30").spawn().unwrap());
+    let job = Killed(Command::new(s.program("sd-kill9-job")).arg("30").launch());
     wait_for_batch_settings(job.0.id(), Instant::now());
     daemon.0.kill().unwrap();
     daemon.0.wait().unwrap();
@@ -231,7 +252,7 @@ fn after_kill_9_schedlab_restore_and_the_next_run_give_everything_back() {
 
     // kill -9, then the next `run` restores first.
     let mut daemon = start_daemon(&s, &config, &[]);
-    let job2 = Killed(Command::new(s.program("sd-kill9-job")).arg("30").spawn().unwrap());
+    let job2 = Killed(Command::new(s.program("sd-kill9-job")).arg("30").launch());
     wait_for_batch_settings(job2.0.id(), Instant::now());
     daemon.0.kill().unwrap();
     daemon.0.wait().unwrap();
@@ -260,7 +281,7 @@ fn a_manual_renice_is_respected() {
     let s = Scratch::new("renice");
     let config = s.config("sd-renice-job", "");
     let daemon = start_daemon(&s, &config, &[]);
-    let job = Killed(Command::new(s.program("sd-renice-job")).arg("30").spawn().unwrap());
+    let job = Killed(Command::new(s.program("sd-renice-job")).arg("30").launch());
     let pid = job.0.id();
     wait_for_batch_settings(pid, Instant::now());
     let status = Command::new("renice").args(["-n", "3", "-p", &pid.to_string()]).output().unwrap();
@@ -287,7 +308,7 @@ fn a_reused_pid_is_never_touched() {
     let store_path = s.path("schedlab.db");
     // A journal entry as a killed daemon leaves it for a process that has exited; its
     // pid now belongs to another process (this sleep), told apart by the start time.
-    let other = Killed(Command::new("sleep").arg("30").spawn().unwrap());
+    let other = Killed(Command::new("sleep").arg("30").launch());
     let pid = other.0.id();
     let start_time: u64 = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .unwrap()
@@ -327,7 +348,7 @@ fn kernel_threads_are_left_alone_and_a_dry_run_changes_nothing() {
         "[[rule]]\nmatch = { comm = \"*\" }\nclass = \"all\"\n[class.all]\nnice = 1\n[daemon]\nmodel = false\nboost = false\nslices = false\n",
     )
     .unwrap();
-    let job = Killed(Command::new(s.program("sd-dry-job")).arg("30").spawn().unwrap());
+    let job = Killed(Command::new(s.program("sd-dry-job")).arg("30").launch());
     let out = Command::new(SCHEDLAB)
         .args(["run", "--dry-run", "--duration", "2s", "--config"])
         .arg(&config)
@@ -366,8 +387,7 @@ fn a_blocked_client_boosts_its_server_and_the_confidence_is_kept() {
             .arg("-c")
             .arg(format!("({server}) | nice -n -20 sh -c 'while read l; do :; done'"))
             .process_group(0)
-            .spawn()
-            .unwrap(),
+            .launch(),
     );
     let socket = s.path("schedlab.sock");
     let start = Instant::now();
@@ -423,7 +443,7 @@ fn a_real_time_class_is_bounded_and_a_cpuset_class_gets_its_cgroup() {
     // A busy loop named sd-rt-hog: a copy of the shell, spinning (bounded: killed below).
     let shell = s.path("sd-rt-hog");
     std::fs::copy("/bin/dash", &shell).unwrap();
-    let hog = Killed(Command::new(&shell).args(["-c", "while :; do :; done"]).spawn().unwrap());
+    let hog = Killed(Command::new(&shell).args(["-c", "while :; do :; done"]).launch());
     let pid = hog.0.id();
     let start = Instant::now();
     while policy(pid) != libc::SCHED_FIFO {
@@ -485,8 +505,7 @@ fn processes_joined_by_a_pipe_share_a_cpu() {
             .arg("-c")
             .arg(format!("({writer}) | {} -c 'while read l; do :; done'", shell.display()))
             .process_group(0)
-            .spawn()
-            .unwrap(),
+            .launch(),
     );
     let socket = s.path("schedlab.sock");
     let start = Instant::now();

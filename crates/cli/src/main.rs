@@ -21,6 +21,8 @@ mod simulate;
 mod table;
 mod tunables;
 mod tune;
+#[cfg(target_os = "linux")]
+mod tune_live;
 mod validate;
 
 use std::process::ExitCode;

@@ -16,9 +16,7 @@ use schedlab_papers::{Experiment, Figure, Series};
 use schedlab_sim::{workloads, FairFlavor, SimConfig};
 use schedlab_tune::golden::{self, discover, golden_section, Discovery, GoldenOutcome};
 use schedlab_tune::rsm::{self, MetaOutcome};
-use schedlab_tune::{
-    debugfs_knobs_writable, particle_swarm, BatchCost, Knobs, PsoOutcome, PsoParams, SimObjective, Trace,
-};
+use schedlab_tune::{particle_swarm, BatchCost, Knobs, PsoOutcome, PsoParams, SimObjective, Trace};
 use serde::Serialize;
 
 use crate::human;
@@ -118,8 +116,11 @@ pub struct TuneOpts {
     /// Print the result as one JSON object instead of the summary.
     #[arg(long)]
     pub json: bool,
-    /// Tune the live machine's scheduler instead of the simulator (checks that its
-    /// debugfs knobs are writable; the live objective itself is not there yet).
+    /// Tune on this machine instead of the simulator (root): the kernel's debugfs knobs
+    /// are checked and reported (locked under lockdown), and what schedlab can change is
+    /// tuned: the daemon's boost_max_ms, each candidate measured by `bench deps` over a
+    /// pipe under `schedlab run` (golden: about 12 evaluations of ~2 s; pso: particles ×
+    /// (iterations + 1); rsm is refused).
     #[arg(long)]
     pub live: bool,
 }
@@ -252,12 +253,7 @@ fn bar(len: Option<u64>, quiet: bool) -> ProgressBar {
 /// Runs `schedlab tune`.
 pub fn run(opts: &TuneOpts) -> Result<()> {
     if opts.live {
-        debugfs_knobs_writable().map_err(|e| anyhow!("--live: {e}"))?;
-        bail!(
-            "--live: the scheduler's debugfs knobs are writable here, but the live objective \
-             (running the workload on this machine per candidate) is not implemented yet; \
-             tune in the simulator (drop --live)"
-        );
+        return crate::tune_live::run(opts);
     }
     if opts.method == Method::Golden && opts.fair != FairFlavor::Cfs {
         bail!("--method golden searches CFS's SchedPeriod: use it with --fair cfs");

@@ -88,6 +88,10 @@ pub struct DepsConfig {
     pub exe: PathBuf,
     /// The client's nice value.
     pub client_nice: i32,
+    /// The configuration the daemon runs with in the `daemon` scenario.
+    pub daemon_config: String,
+    /// Measure only the `daemon` scenario (a tuner's objective: nothing to compare).
+    pub daemon_only: bool,
     /// Paper 004's multi-server variant instead of one server: five servers post a
     /// semaphore after 2, 5, 5, 10 and 10 sorts, and the client takes it once per
     /// iteration, from whichever server posts first (the kinds must be `sem`).
@@ -111,6 +115,8 @@ impl Default for DepsConfig {
             settle: Duration::from_millis(200),
             exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("schedlab")),
             client_nice: -20,
+            daemon_config: DAEMON_CONFIG.to_string(),
+            daemon_only: false,
             multi_server: false,
         }
     }
@@ -263,7 +269,9 @@ pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result
     let deadline = start + cfg.time_limit;
     let cpus = workers::allowed_cpus().ctx(|| "cannot read this process's CPU affinity".into())?;
     let mut scenarios = vec![Scenario::Unloaded];
-    if cfg.load > 0 {
+    if cfg.daemon_only {
+        scenarios = vec![Scenario::Daemon];
+    } else if cfg.load > 0 {
         scenarios.push(Scenario::Loaded);
         if cfg.reference {
             scenarios.push(Scenario::Reniced);
@@ -289,7 +297,7 @@ pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result
                 progress(&at);
             };
             let (samples_ms, daemon) = if scenario == Scenario::Daemon {
-                let mut daemon = Daemon::start(&cfg.exe, DAEMON_CONFIG, dir.path(), deadline)?;
+                let mut daemon = Daemon::start(&cfg.exe, &cfg.daemon_config, dir.path(), deadline)?;
                 let samples = run_cell(cfg, kind, scenario, &cpus, dir.path(), deadline, &mut tick)?;
                 let mut outcome = DaemonOutcome::default();
                 match daemon.stats() {

@@ -1,0 +1,195 @@
+//! `schedlab tune --live`: tuning on this machine what it lets schedlab change.
+//!
+//! The kernel's global fair-class knobs (debugfs) are locked on machines with lockdown
+//! (this project's VMs), so the live objective tunes the daemon's own parameter that
+//! the client-server benchmark depends on: `boost_max_ms`, how long a provider may keep
+//! a blocked client's priority. Each evaluation runs `schedlab bench deps` over a pipe,
+//! loaded, under `schedlab run` with that bound, and returns the client's median
+//! completion time; a candidate already measured (whole milliseconds) is not run again.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use schedlab_live::bench::deps::{run_deps, DepsConfig};
+use schedlab_live::bench::ipc::IpcKind;
+use schedlab_tune::{debugfs_knobs_writable, golden_section, particle_swarm, BatchCost, PsoParams};
+use serde::Serialize;
+
+use crate::tune::{Method, TuneOpts};
+
+/// The searched range of `boost_max_ms`.
+const RANGE_MS: (f64, f64) = (1.0, 100.0);
+/// The daemon's built-in value, the default the best is compared with.
+const DEFAULT_MS: u64 = 100;
+
+/// The live objective: the client's median completion time (ms) under the daemon with a
+/// given `boost_max_ms`, cached per whole millisecond; evaluations in request order.
+struct LiveObjective {
+    load: u32,
+    iterations: u32,
+    cache: Mutex<HashMap<u64, f64>>,
+    evaluations: Mutex<Vec<(u64, f64)>>,
+}
+
+impl LiveObjective {
+    fn evaluate(&self, boost_max_ms: f64) -> Result<f64, String> {
+        let ms = boost_max_ms.round().clamp(RANGE_MS.0, RANGE_MS.1) as u64;
+        let cached = self.cache.lock().expect("no panics while held").get(&ms).copied();
+        let value = match cached {
+            Some(v) => v,
+            None => {
+                let cfg = DepsConfig {
+                    kinds: vec![IpcKind::Pipe],
+                    load: self.load,
+                    iterations: self.iterations,
+                    warmup: 2,
+                    with_daemon: true,
+                    daemon_only: true,
+                    daemon_config: format!("[daemon]\nmodel = false\nslices = false\nboost_max_ms = {ms}\n"),
+                    time_limit: Duration::from_secs(120),
+                    ..DepsConfig::default()
+                };
+                let report = run_deps(&cfg, &mut |_| {}).map_err(|e| e.to_string())?;
+                let v = report.kinds[0].cells[0].stats.median_ms;
+                self.cache.lock().expect("no panics while held").insert(ms, v);
+                v
+            }
+        };
+        self.evaluations.lock().expect("no panics while held").push((ms, value));
+        eprintln!("boost_max_ms {ms:>3}: median {value:.3} ms");
+        Ok(value)
+    }
+}
+
+impl BatchCost for LiveObjective {
+    /// One after the other: live runs must not overlap.
+    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, String> {
+        xs.iter().map(|x| self.evaluate(x[0])).collect()
+    }
+}
+
+/// What `--live` found.
+#[derive(Debug, Serialize)]
+struct LiveOutcome {
+    knob: &'static str,
+    debugfs: String,
+    method: &'static str,
+    default_ms: u64,
+    default_median_ms: f64,
+    best_ms: u64,
+    best_median_ms: f64,
+    evaluations: usize,
+    evaluations_to_best: usize,
+    /// (boost_max_ms, median ms) of every evaluation, in order.
+    trace: Vec<(u64, f64)>,
+    wall_s: f64,
+}
+
+/// Runs `schedlab tune --live`.
+pub fn run(opts: &TuneOpts) -> Result<()> {
+    if opts.method == Method::Rsm {
+        bail!(
+            "--live supports --method golden or pso: the meta-optimization runs 14 whole swarms, \
+             hours of live benchmarks"
+        );
+    }
+    // SAFETY: no arguments.
+    if unsafe { libc::geteuid() } != 0 {
+        bail!("--live runs the daemon and a benchmark on this machine: run it as root");
+    }
+    let debugfs = match debugfs_knobs_writable() {
+        Ok(()) => "writable (not tuned here: the live objective tunes the daemon)".to_string(),
+        Err(e) => format!("not writable: {e}"),
+    };
+    eprintln!("kernel knobs: {debugfs}; tuning the daemon's boost_max_ms on bench deps (pipe)");
+    let objective = LiveObjective {
+        load: 4,
+        iterations: 15,
+        cache: Mutex::new(HashMap::new()),
+        evaluations: Mutex::new(Vec::new()),
+    };
+    let start = Instant::now();
+    let default_median = objective.evaluate(DEFAULT_MS as f64).map_err(|e| anyhow!(e))?;
+    objective.evaluations.lock().expect("not poisoned").clear();
+    let method = match opts.method {
+        Method::Golden => {
+            let tol = opts.tolerance.map_or(2.0, |ns| (ns as f64 / 1e6).max(1.0));
+            golden_section(|x| objective.evaluate(x), RANGE_MS.0, RANGE_MS.1, tol)
+                .map_err(|e| anyhow!(e))
+                .context("golden section on the live objective")?;
+            "golden"
+        }
+        Method::Pso => {
+            let params = PsoParams {
+                particles: opts.particles,
+                iterations: opts.iterations,
+                w: opts.w,
+                phi_p: opts.phi_p,
+                phi_g: opts.phi_g,
+                seed: opts.seed,
+            };
+            particle_swarm(&objective, &[RANGE_MS.0], &[RANGE_MS.1], &params)
+                .map_err(|e| anyhow!(e))
+                .context("particle swarm on the live objective")?;
+            "pso"
+        }
+        Method::Rsm => unreachable!("refused above"),
+    };
+    let trace = objective.evaluations.into_inner().expect("not poisoned");
+    let (best_i, &(best_ms, best_median)) = trace
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
+        .ok_or_else(|| anyhow!("no evaluation was made"))?;
+    let outcome = LiveOutcome {
+        knob: "boost_max_ms",
+        debugfs,
+        method,
+        default_ms: DEFAULT_MS,
+        default_median_ms: default_median,
+        best_ms,
+        best_median_ms: best_median,
+        evaluations: trace.len(),
+        evaluations_to_best: best_i + 1,
+        trace,
+        wall_s: start.elapsed().as_secs_f64(),
+    };
+    let mut out = io::stdout().lock();
+    if opts.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&outcome)?)?;
+        return Ok(());
+    }
+    writeln!(out, "live objective    bench deps over a pipe, 4 hogs per CPU, client's median completion")?;
+    writeln!(out, "kernel knobs      {}", outcome.debugfs)?;
+    writeln!(out, "method            {}", outcome.method)?;
+    writeln!(
+        out,
+        "default           boost_max_ms {:>3}: {:.3} ms",
+        outcome.default_ms, outcome.default_median_ms
+    )?;
+    writeln!(out, "best              boost_max_ms {:>3}: {:.3} ms", outcome.best_ms, outcome.best_median_ms)?;
+    writeln!(
+        out,
+        "evaluations       {} (evaluations_to_best {}); wall time {:.1} s",
+        outcome.evaluations, outcome.evaluations_to_best, outcome.wall_s
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tests::parse;
+    use crate::Command;
+
+    #[test]
+    fn live_tuning_refuses_the_meta_optimization_before_running_anything() {
+        let Command::Tune(o) = parse(&["tune", "--live", "--method", "rsm"]).unwrap().command else {
+            panic!("not tune")
+        };
+        let e = super::run(&o).unwrap_err().to_string();
+        assert!(e.contains("golden or pso"), "{e}");
+    }
+}

@@ -250,6 +250,20 @@ fn bar(len: Option<u64>, quiet: bool) -> ProgressBar {
     bar
 }
 
+impl TuneOpts {
+    /// The swarm the options describe.
+    pub(crate) fn pso_params(&self) -> PsoParams {
+        PsoParams {
+            particles: self.particles,
+            iterations: self.iterations,
+            w: self.w,
+            phi_p: self.phi_p,
+            phi_g: self.phi_g,
+            seed: self.seed,
+        }
+    }
+}
+
 /// Runs `schedlab tune`.
 pub fn run(opts: &TuneOpts) -> Result<()> {
     if opts.live {
@@ -269,14 +283,7 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
     let objective =
         SimObjective::new(workload, config, opts.sim_seeds.clone()).map_err(anyhow::Error::msg)?;
     let (lower, upper) = objective.space().bounds();
-    let pso = PsoParams {
-        particles: opts.particles,
-        iterations: opts.iterations,
-        w: opts.w,
-        phi_p: opts.phi_p,
-        phi_g: opts.phi_g,
-        seed: opts.seed,
-    };
+    let pso = opts.pso_params();
     let per_swarm = (opts.particles as u64) * (opts.iterations + 1);
     let started = Instant::now();
     let defaults = objective.defaults();

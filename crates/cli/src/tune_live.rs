@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use schedlab_live::bench::deps::{run_deps, DepsConfig};
 use schedlab_live::bench::ipc::IpcKind;
-use schedlab_tune::{debugfs_knobs_writable, golden_section, particle_swarm, BatchCost, PsoParams};
+use schedlab_tune::{debugfs_knobs_writable, golden_section, particle_swarm, BatchCost};
 use serde::Serialize;
 
 use crate::tune::{Method, TuneOpts};
@@ -123,15 +123,7 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
             "golden"
         }
         Method::Pso => {
-            let params = PsoParams {
-                particles: opts.particles,
-                iterations: opts.iterations,
-                w: opts.w,
-                phi_p: opts.phi_p,
-                phi_g: opts.phi_g,
-                seed: opts.seed,
-            };
-            particle_swarm(&objective, &[RANGE_MS.0], &[RANGE_MS.1], &params)
+            particle_swarm(&objective, &[RANGE_MS.0], &[RANGE_MS.1], &opts.pso_params())
                 .map_err(|e| anyhow!(e))
                 .context("particle swarm on the live objective")?;
             "pso"

@@ -185,6 +185,12 @@ fn wait_for_batch_settings(pid: u32, since: Instant) -> Duration {
     }
 }
 
+/// The running daemon's statistics (`schedlab monitor --json --once`).
+fn monitor_stats(socket: &Path) -> serde_json::Value {
+    serde_json::from_str(&schedlab(&["monitor", "--json", "--once", "--socket", socket.to_str().unwrap()]))
+        .expect("monitor prints JSON")
+}
+
 fn schedlab(args: &[&str]) -> String {
     let out = Command::new(SCHEDLAB).args(args).output().expect("run schedlab");
     assert!(out.status.success(), "schedlab {args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -212,14 +218,7 @@ fn my_batch_job_moves_within_a_second_of_exec_and_ctrl_c_restores_it() {
         explained.contains("rule 1: comm=my-batch-job") && explained.contains("CPUs:   1"),
         "{explained}"
     );
-    let stats: serde_json::Value = serde_json::from_str(&schedlab(&[
-        "monitor",
-        "--json",
-        "--once",
-        "--socket",
-        socket.to_str().unwrap(),
-    ]))
-    .unwrap();
+    let stats = monitor_stats(&socket);
     assert!(stats["processes"].as_array().unwrap().iter().any(|p| p["pid"] == pid), "{stats}");
 
     let err = interrupt(daemon);
@@ -257,14 +256,7 @@ fn after_kill_9_schedlab_restore_and_the_next_run_give_everything_back() {
     daemon.0.kill().unwrap();
     daemon.0.wait().unwrap();
     let daemon = start_daemon(&s, &s.config("sd-nothing-here", ""), &[]);
-    let stats: serde_json::Value = serde_json::from_str(&schedlab(&[
-        "monitor",
-        "--json",
-        "--once",
-        "--socket",
-        s.path("schedlab.sock").to_str().unwrap(),
-    ]))
-    .unwrap();
+    let stats = monitor_stats(&s.path("schedlab.sock"));
     // Both jobs run: the second daemon found the first one at its start too.
     assert_eq!(stats["restored_at_start"], 4, "{stats}");
     for pid in [job.0.id(), job2.0.id()] {
@@ -392,14 +384,7 @@ fn a_blocked_client_boosts_its_server_and_the_confidence_is_kept() {
     let socket = s.path("schedlab.sock");
     let start = Instant::now();
     let boosts = loop {
-        let stats: serde_json::Value = serde_json::from_str(&schedlab(&[
-            "monitor",
-            "--json",
-            "--once",
-            "--socket",
-            socket.to_str().unwrap(),
-        ]))
-        .unwrap();
+        let stats = monitor_stats(&socket);
         let n = stats["boosts_total"].as_u64().unwrap();
         if n >= 10 {
             break n;

@@ -79,8 +79,9 @@ impl ProcessHandle {
     }
 }
 
-/// `pidfd_open(pid, 0)`.
-fn pidfd_open(pid: Pid) -> io::Result<OwnedFd> {
+/// `pidfd_open(pid, 0)`: a descriptor that names the process until it is reaped, and
+/// becomes readable when it exits.
+pub fn pidfd_open(pid: Pid) -> io::Result<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and flags and returns a new file descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.0 as libc::pid_t, 0u32) };
     if fd < 0 {

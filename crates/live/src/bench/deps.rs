@@ -14,7 +14,6 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, RawFd};
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -496,10 +495,7 @@ fn kill_and_reap(child: &mut Child) {
 /// Waits for `child` to exit, by `deadline`: its status, `None` if it still runs then.
 /// Wakes as soon as it exits (through a pidfd), so the caller can time the exit.
 fn wait_exit(child: &mut Child, deadline: Instant) -> io::Result<Option<ExitStatus>> {
-    // SAFETY: plain system call; a returned descriptor is ours to own.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
-    // SAFETY: fd is a new, open descriptor nobody else owns.
-    let pidfd = (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
+    let pidfd = crate::process::pidfd_open(schedlab_model::Pid(child.id())).ok();
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));

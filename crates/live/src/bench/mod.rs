@@ -43,6 +43,13 @@ pub enum BenchError {
     Failed(String),
 }
 
+impl BenchError {
+    /// A failed system call and what was being done.
+    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
+        BenchError::Io { context: context.into(), source }
+    }
+}
+
 /// The benchmarks' results.
 pub type Result<T> = std::result::Result<T, BenchError>;
 

@@ -28,7 +28,7 @@
 //!   worker leads its own process group and gets SIGKILL if the runner's thread dies) and
 //!   the cell is reported as timed out.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -609,11 +609,7 @@ fn policy_error(e: std::io::Error, policy: Policy, priority: i32) -> BenchError 
 
 /// A pidfd of `pid`.
 fn pidfd(pid: i32) -> Result<OwnedFd> {
-    // SAFETY: plain system call.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-    let fd = cvt(fd).ctx(|| format!("cannot open a pidfd for {pid}"))?;
-    // SAFETY: a new descriptor nobody else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    crate::process::pidfd_open(Pid(pid as u32)).ctx(|| format!("cannot open a pidfd for {pid}"))
 }
 
 /// The usage at the start in a worker's `done` line: user and system µs, voluntary and

@@ -217,7 +217,7 @@ impl Booster {
         self.held.remove(&tgid);
     }
 
-    /// The requesters with a boost, or blocked and not yet spent: who to decide for.
+    /// The requesters with a boost in force, in pid order: whose boosts to decide again.
     pub fn requesters(&self) -> Vec<Pid> {
         let mut v: Vec<Pid> = self.active.keys().copied().collect();
         v.sort();

@@ -502,6 +502,16 @@ impl<'s> Daemon<'s> {
     // ---------------------------------------------------------------- events
 
     fn handle(&mut self, events: &[Event]) {
+        // Where each thread is last woken in this batch: a block before that is over
+        // already, and not worth a boost.
+        let mut last_wakeup: HashMap<Pid, usize> = HashMap::new();
+        if self.booster.is_some() {
+            for (i, e) in events.iter().enumerate() {
+                if let EventKind::Wakeup { wakee, .. } = e.kind {
+                    last_wakeup.insert(wakee, i);
+                }
+            }
+        }
         for (i, e) in events.iter().enumerate() {
             self.activity.event(e);
             self.deps.event(e);
@@ -526,14 +536,11 @@ impl<'s> Daemon<'s> {
                     }
                 }
                 EventKind::Exit { pid, .. } => self.exited(*pid),
-                EventKind::Block { pid, .. } if self.booster.is_some() => {
-                    let wakes_in_batch = events[i + 1..]
-                        .iter()
-                        .any(|l| matches!(l.kind, EventKind::Wakeup { wakee, .. } if wakee == *pid));
-                    if !wakes_in_batch {
-                        self.blocked.insert(*pid, e.time);
-                        self.decide_boost(*pid, e.time);
-                    }
+                EventKind::Block { pid, .. }
+                    if self.booster.is_some() && last_wakeup.get(pid).is_none_or(|&w| w < i) =>
+                {
+                    self.blocked.insert(*pid, e.time);
+                    self.decide_boost(*pid, e.time);
                 }
                 EventKind::Switch { prev, prev_state: PrevState::Blocked, .. } if self.slices.is_some() => {
                     self.slice_after_block(*prev);
@@ -996,11 +1003,18 @@ impl<'s> Daemon<'s> {
 
     // ---------------------------------------------------------------- boosting
 
-    /// Decides the boost of every blocked requester again: confidences change, boosts
-    /// expire, providers block.
+    /// Decides the boosts in force again: confidences change, boosts expire, providers
+    /// block. Only requesters with a boost in force are decided again (a machine has hundreds
+    /// of threads blocked for good); one without a boost when it blocked is decided again
+    /// at its next block.
     fn decide_boosts(&mut self) {
-        let blocked: Vec<(Pid, Ns)> = self.blocked.iter().map(|(&p, &t)| (p, t)).collect();
-        for (pid, since) in blocked {
+        let Some(booster) = &self.booster else { return };
+        let boosted: Vec<(Pid, Ns)> = booster
+            .requesters()
+            .into_iter()
+            .filter_map(|p| self.blocked.get(&p).map(|&since| (p, since)))
+            .collect();
+        for (pid, since) in boosted {
             self.decide_boost(pid, since);
         }
     }
@@ -1057,15 +1071,12 @@ impl<'s> Daemon<'s> {
                         Rank::Fair { nice } => Change::Nice(nice),
                         Rank::Idle => continue,
                     };
-                    if change.holds(tgid) {
-                        // Already there by itself: nothing to journal, nothing to lower.
-                        continue;
-                    }
                     let setting = change.setting();
                     let first = b
                         .as_ref()
                         .is_some_and(|b| self.boosted_pairs.insert((b.provider_tgid, b.requester.0)));
-                    if self.change_noted(tgid, change, &why, first) {
+                    // Held: the provider is there by itself; nothing to lower later.
+                    if self.change_noted(tgid, change, &why, first) == Outcome::Made {
                         self.raised.insert(tgid, setting);
                         self.counters.boosts_total += 1;
                         if since > 0 {
@@ -1168,15 +1179,15 @@ impl<'s> Daemon<'s> {
     /// in a dry run); true if applied. Failures are noted and counted; a process that is
     /// gone is forgotten.
     fn change(&mut self, pid: u32, change: Change, why: &str) -> bool {
-        self.change_noted(pid, change, why, true)
+        self.change_noted(pid, change, why, true) != Outcome::Failed
     }
 
     /// [`Daemon::change`], the decision logged (`loud`) or only kept for `explain`.
-    fn change_noted(&mut self, pid: u32, change: Change, why: &str, loud: bool) -> bool {
+    fn change_noted(&mut self, pid: u32, change: Change, why: &str, loud: bool) -> Outcome {
         if change.holds(pid) {
             // Nothing to change (and nothing to journal): the process has it already.
             change.record(self.procs.get_mut(&pid));
-            return true;
+            return Outcome::Held;
         }
         let name = self.name(pid);
         let what = change.describe();
@@ -1184,9 +1195,9 @@ impl<'s> Daemon<'s> {
             self.counters.changes += 1;
             self.note_as(Some(pid), format!("would {what} of {name}: {why}"), loud);
             change.record(self.procs.get_mut(&pid));
-            return true;
+            return Outcome::Made;
         }
-        let Some(h) = self.procs.get(&pid).and_then(|p| p.handle.as_ref()) else { return false };
+        let Some(h) = self.procs.get(&pid).and_then(|p| p.handle.as_ref()) else { return Outcome::Failed };
         let result = match &change {
             Change::Nice(n) => self.actuator.set_nice(h, *n),
             Change::Policy(p, prio) => {
@@ -1196,7 +1207,7 @@ impl<'s> Daemon<'s> {
             Change::Slice(ns) => {
                 let current = settings::get_policy(Pid(pid)).map(|v| v.policy).unwrap_or(Policy::Other);
                 if current.is_rt() {
-                    return false;
+                    return Outcome::Failed;
                 }
                 self.actuator.set_policy(h, current, 0, *ns)
             }
@@ -1210,21 +1221,32 @@ impl<'s> Daemon<'s> {
                 self.counters.changes += 1;
                 self.note_as(Some(pid), format!("{what} of {name}: {why}"), loud);
                 change.record(self.procs.get_mut(&pid));
-                true
+                Outcome::Made
             }
             Err(ActuatorError::NotSame(_)) => {
                 if let Some(p) = self.procs.remove(&pid) {
                     let _ = self.actuator.forget(p.info.key());
                 }
-                false
+                Outcome::Failed
             }
             Err(e) => {
                 self.counters.failed_changes += 1;
                 self.note(Some(pid), format!("cannot {what} of {name}: {e}"));
-                false
+                Outcome::Failed
             }
         }
     }
+}
+
+/// What became of a change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// The process had it already: nothing was journaled.
+    Held,
+    /// Journaled and applied (or, in a dry run, printed).
+    Made,
+    /// Not applied (noted and counted, or the process is gone).
+    Failed,
 }
 
 /// One change the daemon makes.

@@ -17,28 +17,8 @@ pub mod fit;
 pub mod hackbench;
 pub mod rtapp;
 
-use std::io;
-
-/// What went wrong while validating.
-#[derive(Debug, thiserror::Error)]
-pub enum ValidateError {
-    /// A system call failed.
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: io::Error,
-    },
-    /// A child failed, timed out, or printed something unexpected.
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl ValidateError {
-    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
-        ValidateError::Io { context: context.into(), source }
-    }
-}
-
+/// What went wrong while validating: the benchmarks' error (a failed system call with
+/// what was being done, or a child that failed, timed out or said something unexpected).
+pub use crate::bench::BenchError as ValidateError;
 /// The validation's results.
-pub type Result<T> = std::result::Result<T, ValidateError>;
+pub use crate::bench::Result;

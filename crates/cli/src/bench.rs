@@ -47,6 +47,7 @@ pub enum BenchCommand {
     Slices(SlicesOpts),
     Overhead(crate::bench_overhead::OverheadOpts),
     Policies(bench_policies::PoliciesOpts),
+    Suite(crate::bench_suite::SuiteOpts),
     /// One process of a benchmark (the runner starts these itself).
     #[command(hide = true)]
     Worker(WorkerOpts),
@@ -216,6 +217,7 @@ pub fn run(opts: &BenchOpts) -> Result<()> {
         BenchCommand::Slices(o) => slices(o),
         BenchCommand::Overhead(o) => crate::bench_overhead::run(o),
         BenchCommand::Policies(o) => bench_policies::run(o),
+        BenchCommand::Suite(o) => crate::bench_suite::run(o),
         BenchCommand::Worker(o) => worker(o),
     }
 }

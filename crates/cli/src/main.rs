@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_overhead;
+mod bench_suite;
 mod classify;
 mod config;
 mod csv;

@@ -74,7 +74,7 @@ pub struct RunOpts {
 }
 
 /// Set by SIGINT and SIGTERM.
-static STOP: AtomicBool = AtomicBool::new(false);
+pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
@@ -82,7 +82,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 /// SIGINT and SIGTERM set [`STOP`]; blocking calls return with `EINTR` (no
 /// `SA_RESTART`), so the daemon notices at once.
-fn install_signal_handlers() -> io::Result<()> {
+pub(crate) fn install_signal_handlers() -> io::Result<()> {
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction with a handler that only stores to an atomic.
         let rc = unsafe {

@@ -18,11 +18,13 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use super::ipc::{self, Channel, IpcKind, Peer};
+use super::stats::quantile;
 use super::workers::{self, Role, WorkerSpec, DEFAULT_SORT_LEN, WORKER_COMMAND};
 use super::{cvt, BenchError, Context, Result};
 
@@ -33,6 +35,8 @@ pub const DAEMON_STOP_LIMIT: Duration = Duration::from_secs(10);
 /// The configuration the daemon runs with: no classification changes, only provider
 /// boosting.
 pub const DAEMON_CONFIG: &str = "[daemon]\nmodel = false\n";
+/// How often a wait looks at its stop flag.
+const STOP_CHECK: Duration = Duration::from_millis(100);
 /// How long a worker may take to say it is ready.
 const READY_LIMIT: Duration = Duration::from_secs(10);
 
@@ -167,18 +171,6 @@ impl CompletionStats {
             p90_ms: quantile(&s, 0.9),
             min_ms: s.first().copied().unwrap_or(0.0),
             max_ms: s.last().copied().unwrap_or(0.0),
-        }
-    }
-}
-
-/// The `q` quantile of sorted samples, interpolated between neighbours.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    match sorted.len() {
-        0 => 0.0,
-        n => {
-            let pos = q * (n - 1) as f64;
-            let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-            sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
         }
     }
 }
@@ -335,7 +327,7 @@ pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result
 
 /// Measures one cell: hogs (if loaded), server, client; the measured completion times
 /// in milliseconds.
-fn run_cell(
+pub(crate) fn run_cell(
     cfg: &DepsConfig,
     kind: IpcKind,
     scenario: Scenario,
@@ -591,12 +583,29 @@ impl Worker {
     /// Waits for it to exit by `deadline`; returns as soon as it has, and fails unless
     /// it exited with status 0.
     pub(crate) fn wait(&mut self, deadline: Instant, what: &str) -> Result<()> {
-        match wait_exit(&mut self.child, deadline).ctx(|| format!("cannot wait for the {}", self.name))? {
-            Some(status) if status.success() => Ok(()),
-            Some(status) => {
-                Err(BenchError::Failed(format!("{what}: the {} exited with {status}", self.name)))
+        self.wait_or_stop(deadline, &AtomicBool::new(false), what)
+    }
+
+    /// [`Worker::wait`], giving up (and killing its group) as soon as `stop` is set.
+    pub(crate) fn wait_or_stop(&mut self, deadline: Instant, stop: &AtomicBool, what: &str) -> Result<()> {
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                kill_and_reap(&mut self.child);
+                return Err(BenchError::Failed(format!("{what}: interrupted")));
             }
-            None => Err(BenchError::Failed(format!("{what}: the {} did not exit", self.name))),
+            let step = deadline.min(Instant::now() + STOP_CHECK);
+            let exit =
+                wait_exit(&mut self.child, step).ctx(|| format!("cannot wait for the {}", self.name))?;
+            match exit {
+                Some(status) if status.success() => return Ok(()),
+                Some(status) => {
+                    return Err(BenchError::Failed(format!("{what}: the {} exited with {status}", self.name)))
+                }
+                None if Instant::now() >= deadline => {
+                    return Err(BenchError::Failed(format!("{what}: the {} did not exit in time", self.name)))
+                }
+                None => {}
+            }
         }
     }
 }
@@ -708,6 +717,11 @@ impl Daemon {
         }
     }
 
+    /// Its pid, while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
@@ -763,15 +777,22 @@ impl Drop for Daemon {
 
 /// `boost_reaction_us` of a stats answer, if present.
 fn parse_boost(line: &str) -> Result<Option<BoostReaction>> {
+    parse_stats(line).map(|(b, _)| b)
+}
+
+/// `boost_reaction_us` (if present) and `lost_events` of a stats answer.
+pub(crate) fn parse_stats(line: &str) -> Result<(Option<BoostReaction>, u64)> {
     let v: serde_json::Value = serde_json::from_str(line.trim())
         .map_err(|e| BenchError::Failed(format!("the daemon's stats are not JSON ({e}): {}", line.trim())))?;
-    let Some(b) = v.get("boost_reaction_us").filter(|b| b.is_object()) else { return Ok(None) };
+    let lost = v.get("lost_events").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    let Some(b) = v.get("boost_reaction_us").filter(|b| b.is_object()) else { return Ok((None, lost)) };
     let num = |k: &str| b.get(k).and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN);
-    Ok(Some(BoostReaction {
+    let reaction = BoostReaction {
         p50: num("p50"),
         p99: num("p99"),
         count: b.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0),
-    }))
+    };
+    Ok((Some(reaction), lost))
 }
 
 #[cfg(test)]

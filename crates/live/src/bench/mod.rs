@@ -13,6 +13,11 @@
 //! [`policies`] is paper 002's benchmark of SCHED_OTHER, SCHED_FIFO and SCHED_RR with
 //! CPU-bound, I/O-bound and mixed programs, on a bounded CPU set.
 //!
+//! [`suite`] is the do-no-harm judge of the live world: real workloads (hackbench,
+//! a compressor, a fork/exec loop, a parallel build, wake-up latency under load, the
+//! client-server round trips) on bare Linux and under `schedlab run`, A-B-B-A, with a
+//! verdict per workload.
+//!
 //! [`slices`] is PFS's processing-time experiment (paper 001, section 5): a test
 //! program of CPU bursts and sleeps, gzip and sort, each beside a CPU hog, timed
 //! without and with `schedlab run` giving burst-aware slices.
@@ -24,6 +29,8 @@ pub mod ipc;
 pub mod overhead;
 pub mod policies;
 pub mod slices;
+pub mod stats;
+pub mod suite;
 pub mod workers;
 
 /// What went wrong in a benchmark.

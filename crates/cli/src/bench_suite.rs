@@ -1,0 +1,314 @@
+//! `schedlab bench suite`: the do-no-harm judge — real workloads on bare Linux and under
+//! `schedlab run`, A-B-B-A, with a verdict per workload.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use schedlab_model::Ns;
+
+use crate::table::{Align, Table};
+
+const EXAMPLES: &str = "\
+Examples:
+  # the whole suite with the built-in configuration (about 6 minutes on 2 CPUs)
+  sudo schedlab bench suite
+
+  # a first look in under 2 minutes, with a chart
+  sudo schedlab bench suite --quick --svg suite.svg
+
+  # your own configuration, hackbench and make only, as JSON
+  sudo schedlab bench suite --config my.toml --only hackbench-pipe-process,make --json";
+
+/// The do-no-harm suite: real workloads on bare Linux and under `schedlab run`.
+///
+/// Every workload runs once in each block; a round is a bare block and a block under
+/// `schedlab run` (started with the built-in configuration or --config, its own store
+/// and socket in a temporary directory, given 1 s to settle, stopped at the block's
+/// end, which restores everything it changed), in the order bare, schedlab in even
+/// rounds and schedlab, bare in odd ones, so that a drift of the machine hits both
+/// sides alike.
+///
+/// The workloads (`--only` takes their names): hackbench (rt-tests) over pipes and
+/// sockets, as processes and threads (hackbench's own time); `xz -T<cpus> -3` of
+/// generated text (wall time); `fork-exec`, a shell loop of /bin/true (wall time);
+/// `make -j<cpus>` of generated small C files (wall time); `wakeup`, cyclictest as
+/// SCHED_OTHER beside CPU hogs (the latency's p50 and p99); `deps-KIND`, SWAP's
+/// client-server round trip (a nice -20 client, a nice 0 server) over sock, pipe, msg,
+/// sem, sig and flock with 8 hogs per CPU (the median round trip, and its ratio to the
+/// unloaded round trip measured in the bare blocks).
+///
+/// Per workload and metric the table gives both sides' medians, the median of the
+/// per-round ratios schedlab/bare (lower is better), its 95 % bootstrap interval and
+/// the verdict: loss when the ratio is above 1.03 or the interval reaches above 1.05,
+/// win when the whole interval is below 1, neutral otherwise. Then what the daemon cost:
+/// its CPU time over its blocks, its peak resident memory, its share of one CPU on the
+/// idle machine (--idle), its boost reaction times and lost events.
+///
+/// Needs root (the daemon), rt-tests, xz, make and cc. Every child runs in its own
+/// process group and is killed on Ctrl-C, on an error or past --time-limit; nothing is
+/// left changed.
+#[derive(Debug, Args)]
+#[command(after_long_help = EXAMPLES)]
+pub struct SuiteOpts {
+    /// The daemon's configuration file (default: the built-in one).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Smaller workloads, 4 rounds and 10 s idle: under 2 minutes.
+    #[arg(long)]
+    quick: bool,
+    /// Rounds, each a bare and a schedlab block (default 6; 4 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: Option<u32>,
+    /// Only these workloads, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    only: Vec<schedlab_live_suite::Workload>,
+    /// How long the daemon runs on the idle machine to measure its own CPU share
+    /// (default 60s; 10s with --quick; 0 skips it).
+    #[arg(long, value_parser = idle_parser, value_name = "DURATION")]
+    idle: Option<Ns>,
+    /// The longest the whole suite may take.
+    #[arg(long, value_parser = crate::observe::duration_parser, default_value = "20m", value_name = "DURATION")]
+    time_limit: Ns,
+    /// Also draw the ratios and their intervals as an SVG chart to FILE.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A duration, 0 allowed (no idle measurement).
+fn idle_parser(s: &str) -> Result<Ns, String> {
+    schedlab_sim::parse_duration(s)
+}
+
+#[cfg(target_os = "linux")]
+mod schedlab_live_suite {
+    pub use schedlab_live::bench::suite::Workload;
+}
+
+#[cfg(not(target_os = "linux"))]
+mod schedlab_live_suite {
+    pub type Workload = String;
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn run(_: &SuiteOpts) -> Result<()> {
+    anyhow::bail!("schedlab bench suite needs Linux")
+}
+
+#[cfg(target_os = "linux")]
+pub fn run(opts: &SuiteOpts) -> Result<()> {
+    use std::time::Duration;
+
+    use indicatif::{ProgressBar, ProgressStyle};
+    use schedlab_live::bench::suite::{run_suite, Sizes, SuiteConfig, Workload};
+
+    let (daemon_config, config_name) = match &opts.config {
+        Some(path) => {
+            // Checked here, so that a bad file fails before the first block.
+            schedlab_live::config::Config::load(path)?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            (text, path.display().to_string())
+        }
+        None => (schedlab_live::config::DEFAULT.to_string(), "built-in".to_string()),
+    };
+    let mut workloads: Vec<Workload> = Vec::new();
+    for w in if opts.only.is_empty() { Workload::all() } else { opts.only.clone() } {
+        if !workloads.contains(&w) {
+            workloads.push(w);
+        }
+    }
+    let default_idle = if opts.quick { 10 } else { 60 };
+    let cfg = SuiteConfig {
+        exe: std::env::current_exe().context("cannot find this program's path to start the daemon")?,
+        daemon_config,
+        config_name,
+        workloads,
+        sizes: if opts.quick { Sizes::quick() } else { Sizes::full() },
+        rounds: opts.rounds.map_or(if opts.quick { 4 } else { 6 }, |r| r as usize),
+        idle: opts.idle.map_or(Duration::from_secs(default_idle), Duration::from_nanos),
+        time_limit: Duration::from_nanos(opts.time_limit),
+    };
+    crate::run::install_signal_handlers().context("cannot install the signal handlers")?;
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {elapsed_precise} {msg}")
+            .expect("a valid progress template"),
+    );
+    let report = run_suite(&cfg, &crate::run::STOP, &mut |p| {
+        bar.set_prefix(format!("round {}/{} {}", p.round + 1, cfg.rounds, side_name(p.side)));
+        bar.set_message(p.what.clone());
+        bar.set_length(p.total as u64);
+        bar.set_position(p.done as u64);
+    });
+    bar.finish_and_clear();
+    let report = report.context("the suite failed")?;
+    if let Some(path) = &opts.svg {
+        std::fs::write(path, chart(&report)?).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let mut out = io::stdout().lock();
+    if opts.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    write_text(&mut out, &report)?;
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn side_name(side: schedlab_live::bench::suite::Side) -> &'static str {
+    match side {
+        schedlab_live::bench::suite::Side::Bare => "bare",
+        schedlab_live::bench::suite::Side::Schedlab => "schedlab",
+    }
+}
+
+/// A value with its unit, for the table.
+fn value(v: f64, unit: &str) -> String {
+    match unit {
+        "s" => format!("{v:.3} s"),
+        "ms" => format!("{v:.1} ms"),
+        _ => format!("{v:.0} {unit}"),
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn write_text(out: &mut impl Write, r: &schedlab_live::bench::suite::SuiteReport) -> io::Result<()> {
+    writeln!(
+        out,
+        "schedlab run ({} configuration) against bare Linux: {} CPUs, {} rounds A-B-B-A, {:.0} s",
+        r.config, r.cpus, r.rounds, r.wall_s
+    )?;
+    let mut t = Table::new(&[
+        ("WORKLOAD", Align::Left),
+        ("METRIC", Align::Left),
+        ("BARE", Align::Right),
+        ("SCHEDLAB", Align::Right),
+        ("RATIO", Align::Right),
+        ("95% CI", Align::Right),
+        ("VERDICT", Align::Left),
+        ("×UNLOADED bare→schedlab", Align::Right),
+    ]);
+    for row in &r.rows {
+        let unloaded = match (row.bare_vs_unloaded, row.schedlab_vs_unloaded) {
+            (Some(b), Some(s)) => format!("{b:.2} → {s:.2}"),
+            _ => String::new(),
+        };
+        t.row(vec![
+            row.workload.clone(),
+            row.metric.clone(),
+            value(row.bare_median, &row.unit),
+            value(row.schedlab_median, &row.unit),
+            format!("{:.3}", row.ratio),
+            format!("{:.3}–{:.3}", row.ci_low, row.ci_high),
+            row.verdict.name().to_string(),
+            unloaded,
+        ]);
+    }
+    t.write(out)?;
+    let d = &r.daemon;
+    writeln!(
+        out,
+        "\n{} loss(es), {} win(s), {} neutral",
+        r.losses,
+        r.wins,
+        r.rows.len() - r.losses - r.wins
+    )?;
+    write!(
+        out,
+        "the daemon: {:.2} s of CPU over {:.0} s of its blocks ({:.1} % of one CPU), peak RSS {:.1} MiB",
+        d.cpu_s,
+        d.wall_s,
+        d.busy_pct,
+        d.peak_rss_kib as f64 / 1024.0
+    )?;
+    match d.idle_cpu_pct {
+        Some(p) => writeln!(out, "; idle machine: {p:.2} % of one CPU over {:.0} s", d.idle_s)?,
+        None => writeln!(out)?,
+    }
+    if !d.boost_reaction_us.is_empty() {
+        let p50: Vec<String> = d.boost_reaction_us.iter().map(|b| format!("{:.0}", b.p50)).collect();
+        let p99: Vec<String> = d.boost_reaction_us.iter().map(|b| format!("{:.0}", b.p99)).collect();
+        writeln!(
+            out,
+            "boost reaction per schedlab block: p50 {} µs; p99 {} µs",
+            p50.join(" "),
+            p99.join(" ")
+        )?;
+    }
+    if d.lost_events > 0 {
+        writeln!(out, "the daemon's observer lost {} event(s)", d.lost_events)?;
+    }
+    for n in &r.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    Ok(())
+}
+
+/// The ratios with their intervals as a horizontal SVG chart: one bar per row, the
+/// interval as a whisker, 1.0 (no effect) and the loss threshold as vertical lines.
+#[cfg(target_os = "linux")]
+fn chart(r: &schedlab_live::bench::suite::SuiteReport) -> Result<String> {
+    use plotters::prelude::*;
+    use schedlab_live::bench::suite::{Verdict, LOSS_RATIO};
+
+    let n = r.rows.len();
+    let hi = r.rows.iter().map(|row| row.ci_high.max(row.ratio)).fold(1.1_f64, f64::max) * 1.05;
+    let lo = r.rows.iter().map(|row| row.ci_low.min(row.ratio)).fold(0.9_f64, f64::min) * 0.95;
+    let labels: Vec<String> = r.rows.iter().map(|row| format!("{} {}", row.workload, row.metric)).collect();
+    let mut out = String::new();
+    let draw = |out: &mut String| -> std::result::Result<(), Box<dyn std::error::Error>> {
+        let root = SVGBackend::with_string(out, (760, 120 + 26 * n as u32)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut c = ChartBuilder::on(&root)
+            .caption(
+                format!("schedlab run ({}) / bare Linux, {} rounds (lower is better)", r.config, r.rounds),
+                ("sans-serif", 16),
+            )
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(210)
+            .build_cartesian_2d(lo..hi, 0.0..n as f64)?;
+        c.configure_mesh()
+            .disable_y_mesh()
+            .disable_y_axis()
+            .x_desc("time or latency under schedlab / bare (median of per-round ratios, 95 % CI)")
+            .draw()?;
+        for (i, row) in r.rows.iter().enumerate() {
+            let y = n as f64 - i as f64 - 0.5;
+            let color = match row.verdict {
+                Verdict::Loss => RGBColor(214, 39, 40),
+                Verdict::Win => RGBColor(44, 160, 44),
+                Verdict::Neutral => RGBColor(127, 127, 127),
+            };
+            c.draw_series(std::iter::once(Rectangle::new(
+                [(row.ratio.min(1.0), y - 0.3), (row.ratio.max(1.0), y + 0.3)],
+                color.mix(0.6).filled(),
+            )))?;
+            c.draw_series(std::iter::once(PathElement::new(
+                vec![(row.ci_low, y), (row.ci_high, y)],
+                BLACK.stroke_width(2),
+            )))?;
+            let (px, py) = c.backend_coord(&(lo, y));
+            let style =
+                ("sans-serif", 12).into_font().color(&BLACK).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Right,
+                    plotters::style::text_anchor::VPos::Center,
+                ));
+            root.draw(&Text::new(labels[i].clone(), (px - 6, py), style))?;
+        }
+        for (x, style) in [(1.0, BLACK.stroke_width(1)), (LOSS_RATIO, RGBColor(214, 39, 40).stroke_width(1))]
+        {
+            c.draw_series(std::iter::once(PathElement::new(vec![(x, 0.0), (x, n as f64)], style)))?;
+        }
+        root.present()?;
+        Ok(())
+    };
+    draw(&mut out).map_err(|e| anyhow::anyhow!("cannot draw the chart: {e}"))?;
+    Ok(out)
+}

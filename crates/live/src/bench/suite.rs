@@ -1,0 +1,962 @@
+//! The do-no-harm suite (`schedlab bench suite`): real workloads run on bare Linux and
+//! under `schedlab run`, in alternating blocks, so that every live change is judged by
+//! what it does to programs people run.
+//!
+//! A *round* is a bare block and a schedlab block, in the order bare, schedlab for even
+//! rounds and schedlab, bare for odd ones (A-B-B-A), so that a drift of the machine
+//! (a neighbour's load, thermal state, page cache) hits both sides alike. A block runs
+//! every workload once; the schedlab block starts `schedlab run` (its own store and
+//! socket in a temporary directory), lets it settle, runs the workloads, reads the
+//! daemon's CPU time and peak memory, and stops it (which restores everything it
+//! changed; a daemon that must be killed is followed by `schedlab restore`).
+//!
+//! Each workload's metric is compared per round (schedlab's value over the same round's
+//! bare value: neighbouring blocks, so the ratio is paired); the reported ratio is the
+//! median of the per-round ratios, with a 95 % bootstrap interval of that median.
+//! Lower is better for every metric. The verdict follows the rule of the live world:
+//!
+//! - **loss**: the ratio is above [`LOSS_RATIO`] or the interval reaches above
+//!   [`LOSS_UPPER`] (not shown to be harmless);
+//! - **win**: the whole interval is below 1;
+//! - **neutral**: otherwise.
+//!
+//! Every child runs in its own process group and is killed with it on a time limit, on
+//! an error and on Ctrl-C (the `stop` flag), so nothing outlives the suite.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use rand::SeedableRng;
+use serde::Serialize;
+
+use super::deps::{self, guard_command, BoostReaction, DepsConfig, Scenario, TempDir, Worker};
+use super::ipc::IpcKind;
+use super::stats::{median, quantile};
+use super::workers::{self, Role, WorkerSpec};
+use super::{BenchError, Context, Result};
+
+/// A per-round ratio above this median is a loss.
+pub const LOSS_RATIO: f64 = 1.03;
+/// An interval reaching above this is a loss (the harm is not excluded).
+pub const LOSS_UPPER: f64 = 1.05;
+/// Resamples of the bootstrap interval.
+const BOOTSTRAP_RESAMPLES: usize = 4000;
+/// How long the daemon runs before the first workload of its block: its start (restore,
+/// BPF, the processes running now) is not what the workloads should measure.
+const DAEMON_SETTLE: Duration = Duration::from_secs(1);
+
+/// What a workload is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Workload {
+    /// rt-tests' hackbench: groups of senders and receivers over pipes or sockets, as
+    /// processes or threads. Metric: its own `Time:`.
+    Hackbench { pipe: bool, threads: bool },
+    /// `xz -T<cpus> -3` of generated text. Metric: wall time.
+    Compress,
+    /// A shell loop running `/bin/true` many times. Metric: wall time.
+    ForkExec,
+    /// `make -j<cpus>` of generated small C files with the system's cc. Metric: wall time.
+    Make,
+    /// cyclictest as SCHED_OTHER (1 ms period) beside CPU hogs. Metrics: the wake-up
+    /// latency's median and 99th percentile.
+    Wakeup,
+    /// SWAP's client-server round trip (a nice −20 client, a nice 0 server sorting per
+    /// request) over one IPC kind with CPU hogs. Metric: the median round trip.
+    Deps(IpcKind),
+}
+
+impl Workload {
+    /// The suite's workloads, in the order a block runs them.
+    pub fn all() -> Vec<Workload> {
+        let mut all = vec![
+            Workload::Hackbench { pipe: true, threads: false },
+            Workload::Hackbench { pipe: false, threads: false },
+            Workload::Hackbench { pipe: true, threads: true },
+            Workload::Hackbench { pipe: false, threads: true },
+            Workload::Compress,
+            Workload::ForkExec,
+            Workload::Make,
+            Workload::Wakeup,
+        ];
+        all.extend(IpcKind::ALL.into_iter().map(Workload::Deps));
+        all
+    }
+
+    /// Its name in reports and in `--only`.
+    pub fn name(self) -> String {
+        match self {
+            Workload::Hackbench { pipe, threads } => format!(
+                "hackbench-{}-{}",
+                if pipe { "pipe" } else { "socket" },
+                if threads { "thread" } else { "process" }
+            ),
+            Workload::Compress => "xz".into(),
+            Workload::ForkExec => "fork-exec".into(),
+            Workload::Make => "make".into(),
+            Workload::Wakeup => "wakeup".into(),
+            Workload::Deps(kind) => format!("deps-{kind}"),
+        }
+    }
+
+    /// Its metrics: name and unit.
+    fn metrics(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Workload::Wakeup => &[("p50", "µs"), ("p99", "µs")],
+            Workload::Deps(_) => &[("round trip", "ms")],
+            _ => &[("time", "s")],
+        }
+    }
+}
+
+impl std::str::FromStr for Workload {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        Workload::all().into_iter().find(|w| w.name() == s).ok_or_else(|| {
+            let names: Vec<String> = Workload::all().into_iter().map(Workload::name).collect();
+            format!("'{s}' is not a workload of the suite: use {}", names.join(", "))
+        })
+    }
+}
+
+/// How big each workload is.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sizes {
+    /// hackbench's `-g` and `-l`.
+    pub hackbench_groups: u32,
+    pub hackbench_loops: u32,
+    /// The compressor's input, in MiB.
+    pub compress_mib: u32,
+    /// `/bin/true` runs of the fork/exec loop.
+    pub fork_execs: u32,
+    /// C files of the make project.
+    pub make_files: u32,
+    /// cyclictest's loops (1 ms each) and the CPU hogs per CPU beside it.
+    pub wakeup_loops: u32,
+    pub wakeup_hogs: u32,
+    /// Client-server: hogs per CPU, measured round trips, discarded ones before them.
+    pub deps_load: u32,
+    pub deps_iterations: u32,
+    pub deps_warmup: u32,
+}
+
+impl Sizes {
+    /// The default suite's sizes (about six minutes on two CPUs with six rounds).
+    pub fn full() -> Sizes {
+        Sizes {
+            hackbench_groups: 10,
+            hackbench_loops: 100,
+            compress_mib: 32,
+            fork_execs: 1000,
+            make_files: 48,
+            wakeup_loops: 3000,
+            wakeup_hogs: 2,
+            deps_load: 8,
+            deps_iterations: 10,
+            deps_warmup: 2,
+        }
+    }
+
+    /// `--quick`'s sizes (under two minutes with four rounds).
+    pub fn quick() -> Sizes {
+        Sizes {
+            hackbench_groups: 5,
+            hackbench_loops: 100,
+            compress_mib: 8,
+            fork_execs: 300,
+            make_files: 16,
+            wakeup_loops: 1000,
+            wakeup_hogs: 2,
+            deps_load: 8,
+            deps_iterations: 4,
+            deps_warmup: 1,
+        }
+    }
+}
+
+/// The suite's settings.
+#[derive(Clone, Debug)]
+pub struct SuiteConfig {
+    /// The `schedlab` binary: the daemon and the benchmark workers.
+    pub exe: PathBuf,
+    /// The daemon's configuration (TOML text) and what to call it in the report.
+    pub daemon_config: String,
+    pub config_name: String,
+    /// The workloads, in order.
+    pub workloads: Vec<Workload>,
+    pub sizes: Sizes,
+    /// Rounds (each a bare and a schedlab block).
+    pub rounds: usize,
+    /// How long the daemon runs on the idle machine to measure its own CPU share
+    /// (zero: not measured).
+    pub idle: Duration,
+    /// The longest the whole suite may take.
+    pub time_limit: Duration,
+}
+
+/// Which side of a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Bare,
+    Schedlab,
+}
+
+/// Where the suite is, for a progress display.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    /// Steps done and to do (a step is one workload run, a daemon start or stop, the idle
+    /// measurement).
+    pub done: usize,
+    pub total: usize,
+    /// The round (from 0), the side and what runs now.
+    pub round: usize,
+    pub side: Side,
+    pub what: String,
+}
+
+/// Whether schedlab harmed, helped or did neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Win,
+    Neutral,
+    Loss,
+}
+
+impl Verdict {
+    /// The verdict on a ratio and its interval (see the module's documentation).
+    pub fn of(ratio: f64, upper: f64) -> Verdict {
+        if ratio > LOSS_RATIO || upper > LOSS_UPPER {
+            Verdict::Loss
+        } else if upper < 1.0 {
+            Verdict::Win
+        } else {
+            Verdict::Neutral
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Win => "win",
+            Verdict::Neutral => "neutral",
+            Verdict::Loss => "loss",
+        }
+    }
+}
+
+/// One metric of one workload, both sides.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub workload: String,
+    pub metric: String,
+    pub unit: String,
+    /// Each round's value, bare and under schedlab (lower is better).
+    pub bare: Vec<f64>,
+    pub schedlab: Vec<f64>,
+    pub bare_median: f64,
+    pub schedlab_median: f64,
+    /// The median of the per-round ratios schedlab / bare, and its 95 % interval.
+    pub ratio: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub verdict: Verdict,
+    /// Client-server only: the median of each side's rounds over the unloaded round
+    /// trip's median (the paper's measure: 1 is as fast as on an idle machine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bare_vs_unloaded: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedlab_vs_unloaded: Option<f64>,
+}
+
+/// What the daemon itself cost.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DaemonCost {
+    /// CPU time (user + system) over its blocks, and the blocks' wall time.
+    pub cpu_s: f64,
+    pub wall_s: f64,
+    /// `cpu_s / wall_s`, in percent of one CPU.
+    pub busy_pct: f64,
+    /// The largest resident set of any of its runs, in KiB.
+    pub peak_rss_kib: u64,
+    /// On the idle machine: its CPU share over `idle_s`, in percent of one CPU.
+    pub idle_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_cpu_pct: Option<f64>,
+    /// Its boost reaction time per schedlab block (from its stats).
+    pub boost_reaction_us: Vec<BoostReaction>,
+    /// Events its observer lost, over all blocks.
+    pub lost_events: u64,
+}
+
+/// The whole suite.
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteReport {
+    /// The daemon's configuration: "built-in" or the file's path.
+    pub config: String,
+    pub cpus: usize,
+    pub rounds: usize,
+    pub sizes: Sizes,
+    pub rows: Vec<Row>,
+    pub daemon: DaemonCost,
+    /// Losses, wins and neutral rows.
+    pub losses: usize,
+    pub wins: usize,
+    pub wall_s: f64,
+    /// Anything the reader should know (a daemon that had to be killed, …).
+    pub notes: Vec<String>,
+}
+
+/// What a stopped suite says.
+pub const INTERRUPTED: &str = "interrupted: every child was killed and nothing is left changed";
+
+/// Runs the suite; `progress` hears of every step; `stop` (set by a signal handler)
+/// ends it early with an error, after every child has been killed.
+pub fn run_suite(
+    cfg: &SuiteConfig,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<SuiteReport> {
+    if cfg.workloads.is_empty() || cfg.rounds == 0 {
+        return Err(BenchError::Failed("nothing to measure: no workloads or no rounds".into()));
+    }
+    check_tools(&cfg.workloads)?;
+    let started = Instant::now();
+    let deadline = started + cfg.time_limit;
+    let dir = TempDir::new()?;
+    let inputs = Inputs::prepare(cfg, dir.path())?;
+    let cpus = workers::allowed_cpus().ctx(|| "cannot read this process's CPU affinity".into())?;
+    let runner = Runner { cfg, inputs: &inputs, cpus: &cpus, deadline, stop, dir: dir.path() };
+
+    let deps_kinds: Vec<IpcKind> = cfg
+        .workloads
+        .iter()
+        .filter_map(|w| if let Workload::Deps(k) = w { Some(*k) } else { None })
+        .collect();
+    let per_block = cfg.workloads.len() + 2;
+    let total = cfg.rounds * (2 * per_block + deps_kinds.len()) + usize::from(!cfg.idle.is_zero());
+    let mut at = Progress { done: 0, total, round: 0, side: Side::Bare, what: String::new() };
+
+    // values[side][workload] = one Vec of metric values per round.
+    let mut values: [Vec<Vec<Vec<f64>>>; 2] =
+        [vec![Vec::new(); cfg.workloads.len()], vec![Vec::new(); cfg.workloads.len()]];
+    let mut unloaded: Vec<Vec<f64>> = vec![Vec::new(); deps_kinds.len()];
+    let mut cost = DaemonCost::default();
+    let mut notes = Vec::new();
+    for round in 0..cfg.rounds {
+        let order = if round % 2 == 0 { [Side::Bare, Side::Schedlab] } else { [Side::Schedlab, Side::Bare] };
+        for side in order {
+            at.round = round;
+            at.side = side;
+            let mut daemon = None;
+            if side == Side::Schedlab {
+                at.what = "starting schedlab run".into();
+                progress(&at);
+                daemon = Some(DaemonRun::start(&runner)?);
+            }
+            at.done += 1;
+            for (i, &w) in cfg.workloads.iter().enumerate() {
+                runner.check()?;
+                at.what = w.name();
+                progress(&at);
+                let v = runner.run(w)?;
+                values[side as usize][i].push(v);
+                at.done += 1;
+            }
+            if side == Side::Bare {
+                for (i, &kind) in deps_kinds.iter().enumerate() {
+                    runner.check()?;
+                    at.what = format!("deps-{kind} unloaded");
+                    progress(&at);
+                    unloaded[i].push(runner.deps(kind, Scenario::Unloaded)?);
+                    at.done += 1;
+                }
+            }
+            if let Some(d) = daemon {
+                at.what = "stopping schedlab run".into();
+                progress(&at);
+                d.finish(&runner, &mut cost, &mut notes)?;
+            }
+            at.done += 1;
+        }
+    }
+    if !cfg.idle.is_zero() {
+        at.what = format!("schedlab run on the idle machine for {:.0} s", cfg.idle.as_secs_f64());
+        progress(&at);
+        let d = DaemonRun::start(&runner)?;
+        let before = d.cpu_s();
+        runner.sleep(cfg.idle)?;
+        let used = d.cpu_s() - before;
+        cost.idle_s = cfg.idle.as_secs_f64();
+        cost.idle_cpu_pct = Some(used / cost.idle_s * 100.0);
+        let mut idle_cost = DaemonCost::default();
+        d.finish(&runner, &mut idle_cost, &mut notes)?;
+        cost.peak_rss_kib = cost.peak_rss_kib.max(idle_cost.peak_rss_kib);
+        at.done += 1;
+        progress(&at);
+    }
+    cost.busy_pct = if cost.wall_s > 0.0 { cost.cpu_s / cost.wall_s * 100.0 } else { 0.0 };
+
+    let mut rows = Vec::new();
+    for (i, &w) in cfg.workloads.iter().enumerate() {
+        for (m, &(metric, unit)) in w.metrics().iter().enumerate() {
+            let bare: Vec<f64> = values[0][i].iter().map(|v| v[m]).collect();
+            let schedlab: Vec<f64> = values[1][i].iter().map(|v| v[m]).collect();
+            let mut row = compare(&w.name(), metric, unit, bare, schedlab);
+            if let Workload::Deps(kind) = w {
+                let k = deps_kinds.iter().position(|&d| d == kind).expect("listed");
+                let base = median(&unloaded[k]);
+                if base > 0.0 {
+                    row.bare_vs_unloaded = Some(row.bare_median / base);
+                    row.schedlab_vs_unloaded = Some(row.schedlab_median / base);
+                }
+            }
+            rows.push(row);
+        }
+    }
+    Ok(SuiteReport {
+        config: cfg.config_name.clone(),
+        cpus: cpus.len(),
+        rounds: cfg.rounds,
+        sizes: cfg.sizes.clone(),
+        losses: rows.iter().filter(|r| r.verdict == Verdict::Loss).count(),
+        wins: rows.iter().filter(|r| r.verdict == Verdict::Win).count(),
+        rows,
+        daemon: cost,
+        wall_s: started.elapsed().as_secs_f64(),
+        notes,
+    })
+}
+
+/// A row from both sides' per-round values (paired by round).
+pub fn compare(workload: &str, metric: &str, unit: &str, bare: Vec<f64>, schedlab: Vec<f64>) -> Row {
+    let ratios: Vec<f64> =
+        bare.iter().zip(&schedlab).filter(|(b, _)| **b > 0.0).map(|(b, s)| s / b).collect();
+    let ratio = median(&ratios);
+    let (ci_low, ci_high) = bootstrap_median_ci(&ratios, 0.95);
+    Row {
+        workload: workload.to_string(),
+        metric: metric.to_string(),
+        unit: unit.to_string(),
+        bare_median: median(&bare),
+        schedlab_median: median(&schedlab),
+        bare,
+        schedlab,
+        ratio,
+        ci_low,
+        ci_high,
+        verdict: Verdict::of(ratio, ci_high),
+        bare_vs_unloaded: None,
+        schedlab_vs_unloaded: None,
+    }
+}
+
+/// The percentile bootstrap interval (`level`, e.g. 0.95) of the median of `v`, with a
+/// fixed seed so that a report can be recomputed from its values.
+pub fn bootstrap_median_ci(v: &[f64], level: f64) -> (f64, f64) {
+    match v.len() {
+        0 => return (f64::NAN, f64::NAN),
+        1 => return (v[0], v[0]),
+        _ => {}
+    }
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(0x5eed_ab);
+    let mut sample = vec![0.0; v.len()];
+    let mut medians: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
+        .map(|_| {
+            for s in sample.iter_mut() {
+                *s = v[rng.random_range(0..v.len())];
+            }
+            median(&sample)
+        })
+        .collect();
+    medians.sort_by(f64::total_cmp);
+    let tail = (1.0 - level) / 2.0;
+    (quantile(&medians, tail), quantile(&medians, 1.0 - tail))
+}
+
+/// Fails with the package to install for each tool the workloads need and lack.
+fn check_tools(workloads: &[Workload]) -> Result<()> {
+    let mut need: Vec<(&str, &str)> = Vec::new();
+    for w in workloads {
+        match w {
+            Workload::Hackbench { .. } => need.push(("hackbench", "rt-tests")),
+            Workload::Compress => need.push(("xz", "xz-utils")),
+            Workload::Make => need.extend([("make", "make"), ("cc", "gcc")]),
+            Workload::Wakeup => need.push(("cyclictest", "rt-tests")),
+            Workload::ForkExec | Workload::Deps(_) => need.push(("sh", "dash")),
+        }
+    }
+    need.sort();
+    need.dedup();
+    let missing: Vec<String> = need
+        .into_iter()
+        .filter(|(tool, _)| {
+            !Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .map(|(tool, package)| format!("{tool} (apt-get install {package})"))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(BenchError::Failed(format!("the suite needs {}", missing.join(", "))))
+    }
+}
+
+/// The generated inputs: the compressor's text and the make project.
+struct Inputs {
+    text: PathBuf,
+    project: PathBuf,
+}
+
+impl Inputs {
+    fn prepare(cfg: &SuiteConfig, dir: &Path) -> Result<Inputs> {
+        let text = dir.join("text");
+        if cfg.workloads.contains(&Workload::Compress) {
+            write_text(&text, u64::from(cfg.sizes.compress_mib) << 20)
+                .ctx(|| format!("cannot write {}", text.display()))?;
+        }
+        let project = dir.join("project");
+        if cfg.workloads.contains(&Workload::Make) {
+            write_project(&project, cfg.sizes.make_files)
+                .ctx(|| format!("cannot write the make project in {}", project.display()))?;
+        }
+        Ok(Inputs { text, project })
+    }
+}
+
+/// Writes `bytes` of text of pseudo-random words: compressible like prose (xz -3
+/// shrinks it to about a third), the same every time.
+fn write_text(path: &Path, bytes: u64) -> io::Result<()> {
+    const SYLLABLES: [&str; 16] = [
+        "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ber", "dan", "fel", "gor", "hul", "jin", "kor",
+        "lem",
+    ];
+    let mut out = BufWriter::new(File::create(path)?);
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+    let mut written = 0u64;
+    while written < bytes {
+        let syllables = rng.random_range(1..4);
+        let mut word = String::new();
+        for _ in 0..syllables {
+            word.push_str(SYLLABLES[rng.random_range(0..SYLLABLES.len())]);
+        }
+        word.push(if rng.random_range(0..12) == 0 { '\n' } else { ' ' });
+        out.write_all(word.as_bytes())?;
+        written += word.len() as u64;
+    }
+    out.flush()
+}
+
+/// Writes `files` small C files, a main and a Makefile: a parallel build of many short
+/// compiler runs (each file's functions are different, so no two outputs are equal).
+fn write_project(dir: &Path, files: u32) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut main = String::from("#include <stdio.h>\n");
+    let mut calls = String::new();
+    for f in 0..files {
+        let mut src = String::new();
+        for g in 0..8 {
+            src.push_str(&format!(
+                "static unsigned f{g}(unsigned x) {{ unsigned s = {f}u; for (unsigned i = 0; i < x; i++) \
+                 {{ s = s * {m}u + (i ^ (s >> {r})); if (s % {p}u == 0) s += i * {g}u; }} return s; }}\n",
+                m = 2 * (f * 8 + g) + 3,
+                r = 1 + (f + g) % 13,
+                p = 7 + g,
+            ));
+        }
+        src.push_str(&format!(
+            "unsigned unit{f}(unsigned x) {{ return f0(x) ^ f1(x + 1) ^ f2(x + 2) ^ f3(x + 3) ^ f4(x) ^ f5(x) ^ f6(x) ^ f7(x); }}\n"
+        ));
+        std::fs::write(dir.join(format!("unit{f}.c")), src)?;
+        main.push_str(&format!("unsigned unit{f}(unsigned);\n"));
+        calls.push_str(&format!("    s ^= unit{f}(argc + {f});\n"));
+    }
+    main.push_str(&format!(
+        "int main(int argc, char **argv) {{\n    (void)argv;\n    unsigned s = 0;\n{calls}    printf(\"%u\\n\", s);\n    return 0;\n}}\n"
+    ));
+    std::fs::write(dir.join("main.c"), main)?;
+    let objects: Vec<String> = (0..files).map(|f| format!("unit{f}.o")).collect();
+    std::fs::write(
+        dir.join("Makefile"),
+        format!(
+            "CFLAGS = -O2\nOBJS = main.o {}\nprog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n%.o: %.c\n\t$(CC) $(CFLAGS) -c -o $@ $<\nclean:\n\trm -f prog $(OBJS)\n",
+            objects.join(" ")
+        ),
+    )
+}
+
+/// Runs the workloads of a block.
+struct Runner<'a> {
+    cfg: &'a SuiteConfig,
+    inputs: &'a Inputs,
+    cpus: &'a [usize],
+    deadline: Instant,
+    stop: &'a AtomicBool,
+    dir: &'a Path,
+}
+
+impl Runner<'_> {
+    /// Fails if the suite was interrupted or is past its time limit.
+    fn check(&self) -> Result<()> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(BenchError::Failed(INTERRUPTED.into()));
+        }
+        if Instant::now() >= self.deadline {
+            return Err(BenchError::Failed(format!(
+                "the suite ran past its time limit of {} s and was stopped",
+                self.cfg.time_limit.as_secs()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Sleeps for `d`, waking early to fail on a stop.
+    fn sleep(&self, d: Duration) -> Result<()> {
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            self.check()?;
+            std::thread::sleep(
+                until.saturating_duration_since(Instant::now()).min(Duration::from_millis(50)),
+            );
+        }
+        Ok(())
+    }
+
+    /// Runs one workload: its metric values.
+    fn run(&self, w: Workload) -> Result<Vec<f64>> {
+        let s = &self.cfg.sizes;
+        let ncpus = self.cpus.len().to_string();
+        Ok(match w {
+            Workload::Hackbench { pipe, threads } => {
+                let mut args = vec!["-g".to_string(), s.hackbench_groups.to_string()];
+                args.extend(["-l".to_string(), s.hackbench_loops.to_string()]);
+                if pipe {
+                    args.push("-p".into());
+                }
+                if threads {
+                    args.push("-T".into());
+                }
+                let (_, out) = self.timed("hackbench", &args, true)?;
+                vec![hackbench_time(&out)?]
+            }
+            Workload::Compress => {
+                let args =
+                    [format!("-T{ncpus}"), "-3".into(), "-c".into(), self.inputs.text.display().to_string()];
+                vec![self.timed("xz", &args, false)?.0]
+            }
+            Workload::ForkExec => {
+                let script =
+                    format!("i=0; while [ $i -lt {} ]; do /bin/true; i=$((i+1)); done", s.fork_execs);
+                vec![self.timed("sh", &["-c".into(), script], false)?.0]
+            }
+            Workload::Make => {
+                let project = self.inputs.project.display().to_string();
+                self.timed("make", &["-s".into(), "-C".into(), project.clone(), "clean".into()], false)?;
+                let args = [format!("-j{ncpus}"), "-s".into(), "-C".into(), project];
+                vec![self.timed("make", &args, false)?.0]
+            }
+            Workload::Wakeup => {
+                let _hogs = self.hogs(s.wakeup_hogs)?;
+                let args: Vec<String> = [
+                    "--policy=other",
+                    "-p",
+                    "0",
+                    "--default-system",
+                    "-q",
+                    "-t",
+                    "1",
+                    "-i",
+                    "1000",
+                    "-h",
+                    &HISTOGRAM_US.to_string(),
+                    "-l",
+                    &s.wakeup_loops.to_string(),
+                ]
+                .iter()
+                .map(|a| a.to_string())
+                .collect();
+                let (_, out) = self.timed("cyclictest", &args, true)?;
+                let hist = cyclictest_histogram(&out)?;
+                vec![hist.quantile(0.5), hist.quantile(0.99)]
+            }
+            Workload::Deps(kind) => vec![self.deps(kind, Scenario::Loaded)?],
+        })
+    }
+
+    /// One client-server cell: the median round trip, in ms.
+    fn deps(&self, kind: IpcKind, scenario: Scenario) -> Result<f64> {
+        let s = &self.cfg.sizes;
+        let cfg = DepsConfig {
+            kinds: vec![kind],
+            load: s.deps_load,
+            iterations: s.deps_iterations,
+            warmup: s.deps_warmup,
+            exe: self.cfg.exe.clone(),
+            ..DepsConfig::default()
+        };
+        let samples = deps::run_cell(&cfg, kind, scenario, self.cpus, self.dir, self.deadline, &mut |_| {})?;
+        Ok(median(&samples))
+    }
+
+    /// `hogs` CPU-bound workers per CPU, pinned, ready; killed when dropped.
+    fn hogs(&self, hogs: u32) -> Result<Vec<Worker>> {
+        let mut started = Vec::new();
+        for &cpu in self.cpus {
+            for _ in 0..hogs {
+                let mut spec = WorkerSpec::new(Role::Hog);
+                spec.cpu = Some(cpu);
+                let mut cmd = Worker::command(&self.cfg.exe, &spec, &[]);
+                started.push(Worker::start(&mut cmd, spec.role.comm())?);
+            }
+        }
+        for h in &mut started {
+            h.expect_line("ready", self.deadline, "starting the hogs")?;
+        }
+        Ok(started)
+    }
+
+    /// Runs `program args` to completion in its own process group: the wall time from
+    /// spawn to exit in seconds, and its output if `capture` (else it goes nowhere). Fails unless it
+    /// exits with status 0; killed on a stop or the time limit.
+    fn timed(&self, program: &str, args: &[String], capture: bool) -> Result<(f64, String)> {
+        let out_path = self.dir.join("out");
+        let out = File::create(&out_path).ctx(|| format!("cannot create {}", out_path.display()))?;
+        let mut cmd = Command::new(program);
+        cmd.args(args).stdin(Stdio::null()).stderr(Stdio::null());
+        cmd.stdout(if capture { Stdio::from(out) } else { Stdio::null() });
+        guard_command(&mut cmd, Vec::new(), libc::SIGKILL, None);
+        let what = format!("{program} {}", args.join(" "));
+        let t = Instant::now();
+        let mut w = Worker::start(&mut cmd, program)?;
+        w.wait_or_stop(self.deadline, self.stop, &what)?;
+        let wall = t.elapsed().as_secs_f64();
+        let text =
+            std::fs::read_to_string(&out_path).ctx(|| format!("cannot read {}", out_path.display()))?;
+        Ok((wall, text))
+    }
+}
+
+/// cyclictest's histogram range, in µs (latencies beyond are counted as overflows).
+const HISTOGRAM_US: u32 = 100_000;
+
+/// hackbench's `Time:` line, in seconds.
+fn hackbench_time(out: &str) -> Result<f64> {
+    out.lines()
+        .find_map(|l| l.strip_prefix("Time:"))
+        .and_then(|t| t.trim().parse().ok())
+        .ok_or_else(|| BenchError::Failed(format!("hackbench printed no time: {}", out.trim())))
+}
+
+/// A latency histogram: counts per microsecond, and the overflows past its end.
+#[derive(Debug, PartialEq)]
+struct Histogram {
+    counts: Vec<u64>,
+    overflows: u64,
+}
+
+impl Histogram {
+    /// The `q` quantile in µs (an overflow counts as the histogram's end).
+    fn quantile(&self, q: f64) -> f64 {
+        let total: u64 = self.counts.iter().sum::<u64>() + self.overflows;
+        let want = (q * total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (us, &n) in self.counts.iter().enumerate() {
+            seen += n;
+            if seen >= want {
+                return us as f64;
+            }
+        }
+        self.counts.len() as f64
+    }
+}
+
+/// Parses `cyclictest -h N -q -t 1`'s output: lines `USEC COUNT`, and `# Histogram
+/// Overflows: N`.
+fn cyclictest_histogram(out: &str) -> Result<Histogram> {
+    let mut h = Histogram { counts: Vec::new(), overflows: 0 };
+    for line in out.lines() {
+        if let Some(n) = line.strip_prefix("# Histogram Overflows:") {
+            h.overflows = n.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
+            continue;
+        }
+        let mut f = line.split_whitespace();
+        if let (Some(Ok(us)), Some(Ok(n))) =
+            (f.next().map(str::parse::<usize>), f.next().map(str::parse::<u64>))
+        {
+            if h.counts.len() <= us {
+                h.counts.resize(us + 1, 0);
+            }
+            h.counts[us] += n;
+        }
+    }
+    if h.counts.iter().sum::<u64>() + h.overflows == 0 {
+        return Err(BenchError::Failed(format!(
+            "cyclictest printed no histogram: {}",
+            out.lines().take(5).collect::<Vec<_>>().join(" / ")
+        )));
+    }
+    Ok(h)
+}
+
+/// `schedlab run` during one block.
+struct DaemonRun {
+    daemon: deps::Daemon,
+    pid: u32,
+    started: Instant,
+}
+
+impl DaemonRun {
+    fn start(r: &Runner) -> Result<DaemonRun> {
+        let daemon = deps::Daemon::start(&r.cfg.exe, &r.cfg.daemon_config, r.dir, r.deadline)?;
+        let pid = daemon.pid().ok_or_else(|| BenchError::Failed("schedlab run is not running".into()))?;
+        let run = DaemonRun { daemon, pid, started: Instant::now() };
+        r.sleep(DAEMON_SETTLE)?;
+        Ok(run)
+    }
+
+    /// Its CPU time so far (user + system of all its threads), in seconds.
+    fn cpu_s(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap_or_default();
+        // The fields after the command name (which may hold spaces), from field 3 on.
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        // utime and stime are fields 14 and 15: 11 and 12 after the state (field 3).
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        (ticks(11) + ticks(12)) as f64 / hz
+    }
+
+    /// Its peak resident set (VmHWM), in KiB.
+    fn peak_rss_kib(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.pid))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Reads what it cost and said, stops it, and makes sure nothing is left changed.
+    fn finish(mut self, r: &Runner, cost: &mut DaemonCost, notes: &mut Vec<String>) -> Result<()> {
+        cost.cpu_s += self.cpu_s();
+        cost.wall_s += self.started.elapsed().as_secs_f64();
+        cost.peak_rss_kib = cost.peak_rss_kib.max(self.peak_rss_kib());
+        match self.daemon.stats_line().and_then(|l| deps::parse_stats(&l)) {
+            Ok((boost, lost)) => {
+                cost.boost_reaction_us.extend(boost);
+                cost.lost_events += lost;
+            }
+            Err(e) => notes.push(format!("the daemon's stats could not be read: {e}")),
+        }
+        let (killed, status) = self.daemon.stop()?;
+        if killed {
+            notes
+                .push(format!("schedlab run ignored SIGINT and was killed ({status}); schedlab restore ran"));
+            let store = r.dir.join("schedlab.db");
+            let ok = Command::new(&r.cfg.exe)
+                .arg("restore")
+                .arg("--store")
+                .arg(&store)
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                return Err(BenchError::Failed(format!(
+                    "schedlab run was killed and `schedlab restore --store {}` failed: check the machine",
+                    store.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_follow_the_rule() {
+        assert_eq!(Verdict::of(1.00, 1.02), Verdict::Neutral);
+        assert_eq!(Verdict::of(1.04, 1.045), Verdict::Loss, "the median is past 1.03");
+        assert_eq!(Verdict::of(1.01, 1.08), Verdict::Loss, "the interval reaches past 1.05");
+        assert_eq!(Verdict::of(0.90, 0.97), Verdict::Win);
+        assert_eq!(Verdict::of(0.90, 1.00), Verdict::Neutral, "1 is inside the interval");
+    }
+
+    #[test]
+    fn rows_pair_rounds() {
+        // schedlab is twice as slow in every round, whatever the drift between rounds.
+        let row = compare("w", "time", "s", vec![1.0, 2.0, 4.0, 8.0], vec![2.0, 4.0, 8.0, 16.0]);
+        assert_eq!((row.ratio, row.ci_low, row.ci_high), (2.0, 2.0, 2.0));
+        assert_eq!(row.verdict, Verdict::Loss);
+        assert_eq!((row.bare_median, row.schedlab_median), (3.0, 6.0));
+    }
+
+    #[test]
+    fn the_interval_holds_the_median_and_widens_with_spread() {
+        let tight = bootstrap_median_ci(&[1.0, 1.01, 0.99, 1.0, 1.0, 1.02], 0.95);
+        let wide = bootstrap_median_ci(&[0.8, 1.2, 0.9, 1.1, 1.0, 1.3], 0.95);
+        assert!(tight.0 <= 1.0 && 1.0 <= tight.1, "{tight:?}");
+        assert!(wide.1 - wide.0 > tight.1 - tight.0, "{wide:?} vs {tight:?}");
+        assert_eq!(bootstrap_median_ci(&[1.5], 0.95), (1.5, 1.5));
+        assert_eq!(bootstrap_median_ci(&[1.0, 2.0, 3.0], 0.95), bootstrap_median_ci(&[1.0, 2.0, 3.0], 0.95));
+    }
+
+    #[test]
+    fn cyclictest_output_is_read() {
+        let out = "# Histogram\n000000 000000\n000010 000004\n000011 000090\n000250 000005\n\
+                   # Total: 000000100\n# Min Latencies: 00010\n# Histogram Overflows: 00001\n";
+        let h = cyclictest_histogram(out).unwrap();
+        assert_eq!((h.counts.iter().sum::<u64>(), h.overflows), (99, 1));
+        assert_eq!(h.quantile(0.5), 11.0);
+        assert_eq!(h.quantile(0.99), 250.0);
+        assert_eq!(h.quantile(1.0), 251.0, "an overflow is past the end");
+        assert!(cyclictest_histogram("nothing").is_err());
+    }
+
+    #[test]
+    fn hackbench_time_is_read() {
+        assert_eq!(hackbench_time("Running in process mode\nTime: 0.321\n").unwrap(), 0.321);
+        assert!(hackbench_time("oops").is_err());
+    }
+
+    #[test]
+    fn workloads_have_names_that_parse() {
+        for w in Workload::all() {
+            assert_eq!(w.name().parse::<Workload>().unwrap(), w);
+        }
+        assert_eq!(Workload::all().len(), 14);
+        assert!("fio".parse::<Workload>().unwrap_err().contains("hackbench-pipe-process"));
+    }
+
+    #[test]
+    fn generated_inputs_are_what_they_say() {
+        let dir = TempDir::new().unwrap();
+        let text = dir.path().join("t");
+        write_text(&text, 100_000).unwrap();
+        let len = std::fs::metadata(&text).unwrap().len();
+        assert!((100_000..100_020).contains(&len), "{len}");
+        let project = dir.path().join("p");
+        write_project(&project, 3).unwrap();
+        let status = Command::new("make")
+            .args(["-s", "-j2", "-C"])
+            .arg(&project)
+            .stdout(Stdio::null())
+            .status()
+            .expect("make runs");
+        assert!(status.success());
+        assert!(project.join("prog").exists() && project.join("unit2.o").exists());
+    }
+}

@@ -27,9 +27,11 @@ run: build
 simulate: build
 	$(CARGO) run --release -q -p schedlab-cli -- simulate $(WORKLOAD) --fair $(FAIR) $(SIM_ARGS)
 
-## test: every test of the workspace
+## test: every test of the workspace (and, optimized, the one too slow unoptimized:
+## the shipped model's leave-one-program-out recomputation, 525 trees)
 test: setup
 	$(CARGO) test --workspace
+	$(CARGO) test --release -p schedlab-behavior --test learn_shipped -- --include-ignored
 
 ## setup: install missing Debian packages, check the Rust toolchain (idempotent)
 setup:

@@ -14,8 +14,12 @@ use crate::observe::observe_window;
 use crate::table::{Align, Table};
 
 /// Observe the live machine for a while, then print each process's class from a
-/// learned classifier (with the share of its training rows that agreed) and, with
-/// --clusters, its Gaussian-mixture cluster.
+/// learned classifier (with its probability, the confidence) and, with --clusters, its
+/// Gaussian-mixture cluster.
+///
+/// A class whose confidence is below the model's threshold (the confidence from which
+/// its predictions were right 95 % of the time on programs it had not seen) is marked
+/// `?`: a guess, not to be acted upon.
 ///
 /// Needs root (eBPF). Models come from `schedlab learn train --out` and
 /// `schedlab learn cluster --out`.
@@ -36,7 +40,8 @@ pub struct ClassifyOpts {
     /// Classify only these processes; repeatable. All by default.
     #[arg(long = "pid", value_name = "PID")]
     pids: Vec<u32>,
-    /// Print `{"processes": [{pid, comm, class, cluster, confidence}]}` as JSON.
+    /// Print `{"min_confidence", "processes": [{pid, comm, class, confidence, confident,
+    /// cluster, cluster_probability}]}` as JSON.
     #[arg(long)]
     json: bool,
 }
@@ -49,6 +54,8 @@ struct Classified {
     class: String,
     cluster: Option<usize>,
     confidence: f64,
+    /// `confidence` is at least the model's threshold.
+    confident: bool,
     cluster_probability: Option<f64>,
 }
 
@@ -81,6 +88,7 @@ pub fn run(opts: &ClassifyOpts) -> Result<()> {
                 class,
                 cluster: assigned.map(|a| a.0),
                 confidence,
+                confident: confidence >= model.min_confidence(),
                 cluster_probability: assigned.map(|a| a.1),
             }
         })
@@ -90,11 +98,16 @@ pub fn run(opts: &ClassifyOpts) -> Result<()> {
         #[derive(Serialize)]
         struct Out<'a> {
             duration_ns: Ns,
+            min_confidence: f64,
             processes: &'a [Classified],
         }
         serde_json::to_writer_pretty(
             &mut out,
-            &Out { duration_ns: report.duration_ns, processes: &processes },
+            &Out {
+                duration_ns: report.duration_ns,
+                min_confidence: model.min_confidence(),
+                processes: &processes,
+            },
         )?;
         writeln!(out)?;
         return Ok(());
@@ -111,12 +124,19 @@ pub fn run(opts: &ClassifyOpts) -> Result<()> {
         t.row(vec![
             p.pid.to_string(),
             p.comm.clone(),
-            p.class.clone(),
+            if p.confident { p.class.clone() } else { format!("{}?", p.class) },
             format!("{:.2}", p.confidence),
             cluster,
         ]);
     }
     t.write(&mut out)?;
+    if processes.iter().any(|p| !p.confident) {
+        writeln!(
+            out,
+            "? confidence below {:.2}, the model's threshold (95 % right on programs it had not seen): a guess",
+            model.min_confidence()
+        )?;
+    }
     Ok(())
 }
 
@@ -128,5 +148,8 @@ mod tests {
     fn the_shipped_model_loads_and_knows_both_classes() {
         let m = Classifier::shipped();
         assert_eq!(m.classes(), ["BACKGROUND", "INTERACTIVE"]);
+        assert!(m.trees() > 1, "the shipped model is an ensemble");
+        let t = m.min_confidence();
+        assert!(t > 0.5 && t < 1.0, "{t}");
     }
 }

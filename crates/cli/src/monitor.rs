@@ -108,8 +108,14 @@ pub fn write_stats(out: &mut impl Write, s: &Stats, top: usize) -> io::Result<()
     )?;
     writeln!(
         out,
-        "slices: {} set, {} reset; {} programs with a PFS\n",
+        "slices: {} set, {} reset; {} programs with a PFS",
         s.slices_set, s.slices_reset, s.programs_with_pfs
+    )?;
+    writeln!(
+        out,
+        "profiling: {}; {}\n",
+        if s.profiling { "a window is open (system-call hook attached)" } else { "no window open" },
+        s.reaction_thread
     )?;
     let mut t = Table::new(&[
         ("PID", Align::Right),

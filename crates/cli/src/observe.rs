@@ -304,10 +304,13 @@ pub(crate) fn observe_window(window_ns: Ns, pids: &[u32]) -> Result<Report> {
 
     use anyhow::Context;
     use indicatif::{ProgressBar, ProgressStyle};
-    use schedlab_live::observer::{Observer, ObserverOptions};
+    use schedlab_live::observer::{Observer, ObserverOptions, SchedEvents};
 
-    let mut observer =
-        Observer::start(ObserverOptions::default()).context("cannot start the live observer")?;
+    // Every switch and waking, and the system-call hook for the whole window: the report
+    // gives exact per-process call counts.
+    let options =
+        ObserverOptions { syscalls: true, sched_events: SchedEvents::All, ..ObserverOptions::default() };
+    let mut observer = Observer::start(options).context("cannot start the live observer")?;
     let mut stats = Activity::default();
     let mut deps = DependencyRecorder::new();
 

@@ -56,14 +56,15 @@ impl Scratch {
     }
 
     /// The issue's configuration with `comm` for my-batch-job; the model, boosting and
-    /// slices off so that nothing else on the machine is touched.
+    /// slices off so that nothing else on the machine is touched, and `min_age_ms = 0`:
+    /// these tests time how soon a rule acts at exec.
     fn config(&self, comm: &str, extra: &str) -> PathBuf {
         let p = self.path("schedlab.toml");
         std::fs::write(
             &p,
             format!(
                 "[[rule]]\nmatch = {{ comm = \"{comm}\" }}\nclass = \"batch\"\n\n[class.batch]\ncpus = \"1\"\nnice = 10\n\n\
-                 [daemon]\nmodel = false\nboost = false\nslices = false\nreplan_ms = 200\n{extra}"
+                 [daemon]\nmodel = false\nboost = false\nslices = false\nreplan_ms = 200\nmin_age_ms = 0\n{extra}"
             ),
         )
         .unwrap();
@@ -224,6 +225,43 @@ fn my_batch_job_moves_within_a_second_of_exec_and_ctrl_c_restores_it() {
     let err = interrupt(daemon);
     assert!(err.contains("restored 2 change(s)"), "{err}");
     assert_eq!((affinity(pid), nice(pid)), original, "Ctrl-C gives back the original affinity and nice");
+}
+
+#[test]
+fn a_short_lived_process_is_never_touched_and_a_long_lived_one_only_after_min_age() {
+    require_root_and_two_cpus();
+    let s = Scratch::new("young");
+    // The issue's configuration with the default min_age_ms (1 s).
+    let config = s.config("sd-young-job", "");
+    let text = std::fs::read_to_string(&config).unwrap().replace("min_age_ms = 0\n", "");
+    std::fs::write(&config, text).unwrap();
+    let daemon = start_daemon(&s, &config, &[]);
+    let socket = s.path("schedlab.sock");
+    // Five jobs of 0.3 s: each matches the rule, none lives long enough to be changed.
+    for _ in 0..5 {
+        let mut job = Command::new(s.program("sd-young-job")).arg("0.3").launch();
+        assert!(job.wait().unwrap().success());
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    let stats = monitor_stats(&socket);
+    assert_eq!(stats["changes"], 0, "short-lived processes were changed: {stats}");
+    // A long job: changed once it is 1 s old, not before.
+    let exec = Instant::now();
+    let job = Killed(Command::new(s.program("sd-young-job")).arg("30").launch());
+    let pid = job.0.id();
+    while exec.elapsed() < Duration::from_millis(900) {
+        assert_eq!(
+            (nice(pid), affinity(pid)),
+            (0, "0-1".to_string()),
+            "changed {:?} after its exec",
+            exec.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = wait_for_batch_settings(pid, exec);
+    eprintln!("the long job changed {took:?} after its exec");
+    let err = interrupt(daemon);
+    assert!(err.contains("restored 2 change(s)"), "{err}");
 }
 
 #[test]
@@ -420,7 +458,7 @@ fn a_real_time_class_is_bounded_and_a_cpuset_class_gets_its_cgroup() {
         &config,
         "[[rule]]\nmatch = { comm = \"sd-rt-hog\" }\nclass = \"rt\"\n\
          [class.rt]\ncpus = \"1\"\ncpuset = true\npolicy = \"fifo\"\nrt_priority = 5\nrt_max_ms = 100\n\
-         [daemon]\nmodel = false\nboost = false\nslices = false\nreplan_ms = 200\n",
+         [daemon]\nmodel = false\nboost = false\nslices = false\nreplan_ms = 200\nmin_age_ms = 0\n",
     )
     .unwrap();
     let original_cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap();
@@ -477,7 +515,7 @@ fn processes_joined_by_a_pipe_share_a_cpu() {
     std::fs::write(
         &config,
         "[[rule]]\nmatch = { comm = \"sd-pair\" }\nclass = \"pair\"\n[class.pair]\nplan = \"fair-share\"\n\
-         [daemon]\nmodel = false\nboost = false\nslices = false\nreplan_ms = 200\n",
+         [daemon]\nmodel = false\nboost = false\nslices = false\nreplan_ms = 200\ncolocate = true\n",
     )
     .unwrap();
     let daemon = start_daemon(&s, &config, &[]);

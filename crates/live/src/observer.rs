@@ -1,37 +1,51 @@
-//! The live observer: eBPF programs on the scheduler and system-call tracepoints
-//! (`src/bpf/observer.bpf.c`) turned into the model's [`Event`] stream.
+//! The live observer: eBPF programs on the scheduler's BTF raw tracepoints and, on
+//! demand, on the system-call entry (`src/bpf/observer.bpf.c`), turned into the model's
+//! [`Event`] stream.
 //!
-//! - System calls are counted in the kernel per (thread group, call number); read them
-//!   with [`Observer::syscall_counts`].
-//! - Context switches, wakings, exec, fork, exit, and the enter of the calls SWAP's
-//!   resource model needs go through an 8 MiB ring buffer. The kernel side wakes the
-//!   reader only past 256 KiB of unread data; [`Observer::poll`] drains it (call it on a
-//!   timer, waiting up to 100 ms). Records lost to a full buffer are counted
-//!   ([`Observer::lost_events`]).
+//! - Context switches, wakings, exec, fork and exit go through an 8 MiB ring buffer. The
+//!   kernel side wakes the reader only past 256 KiB of unread data (at once for exec and
+//!   for the blocking and the waking of a watched thread); [`Observer::poll`] drains it
+//!   (call it on a timer, waiting up to 100 ms). Records lost to a full buffer are
+//!   counted ([`Observer::lost_events`]).
+//! - [`SchedEvents::All`] records every switch and waking (`schedlab observe`, PFS run
+//!   bursts); [`SchedEvents::Watched`] records only the blocking switches and the
+//!   wakings of the threads marked with [`Observer::set_watched`], so that a daemon
+//!   observing a machine costs the other switches one task-storage lookup each and no
+//!   record. Exec, fork and exit are always recorded.
+//! - What a blocked thread waits for is read at its blocking switch from its saved user
+//!   registers (the call it is in, its first three arguments) and a descriptor is
+//!   resolved to its inode in the kernel, so a [`EventKind::Block`] names its
+//!   [`Resource`] (`pipe:[N]`, `socket:[N]`, a FIFO or a locked file; SysV ids and
+//!   signals directly) without any per-syscall hook.
+//! - Providers (SWAP): when a waking's waker is a user thread inside a call SWAP's
+//!   resource model looks at, the record carries that call, and the waker's
+//!   [`EventKind::SyscallEnter`] is given just before the [`EventKind::Wakeup`]: SWAP
+//!   learns providers from the calls that actually woke someone. (A waking from an
+//!   interrupt is seen in the context of whatever task it interrupted, as the Wakeup's
+//!   waker always was: if that task was inside such a call, the call is given too.)
+//! - The system-call hook (per-(thread group, call) counts in the kernel, read with
+//!   [`Observer::syscall_counts`], and the enter of the calls SWAP looks at) is attached
+//!   only when asked ([`ObserverOptions::syscalls`], [`Observer::set_syscall_hook`]):
+//!   while any program is attached to the system-call entry, every call on the machine
+//!   takes the kernel's slow path (`hackbench -g 10 -l 100 -p` on a 2-CPU VM: about
+//!   +50 % with the hook and every switch recorded, about +1 % in watched mode without
+//!   it, with nothing watched). While it is attached, its enter records name the
+//!   providers and the wakings carry no call. The enter of a call is sent once per
+//!   (thread, call, object) every 256 uses at most (`close`, `flock`, `kill` always; a
+//!   `close` makes the next use of its descriptor number be sent at once): provider
+//!   lists need to know who uses an object, not every use.
 //! - The observer's own thread group is not traced, except for its context switches:
 //!   the switch away from an observer thread is also the switch to the next task.
-//! - The enter of a call SWAP looks at is sent once per (thread, call, object) every
-//!   250 ms at most (`close`, `flock`, `kill` always; a `close` makes the next use of
-//!   its descriptor number be sent at once): provider lists need to know who uses an
-//!   object, not every use, and hackbench-like loads would flood the buffer and cost
-//!   the traced programs a record per call. The per-thread state (last call, throttle)
-//!   is in task-local storage.
-//!
-//! Resources: the kernel side remembers each thread's last call and its first three
-//! arguments; when a thread blocks, user space turns that call into a [`Resource`]
-//! (`/proc/PID/fd/FD` → `pipe:[N]`, `socket:[N]`, a FIFO or a locked file; SysV ids and
-//! signals directly). A descriptor that is already closed when the records are read
-//! resolves to nothing.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::rc::Rc;
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::{MapCore, MapFlags, MapHandle, OpenObject, RingBuffer, RingBufferBuilder};
+use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, OpenObject, RingBuffer, RingBufferBuilder};
 use schedlab_model::{Event, EventKind, FlockKind, Ns, Pid, PrevState, Resource, SyscallArgs};
 
 #[allow(clippy::all, dead_code, missing_docs, unused_imports)]
@@ -50,12 +64,14 @@ pub enum ObserverError {
         "the kernel has no BTF ({0} is missing): the observer's BPF programs need a kernel built with CONFIG_DEBUG_INFO_BTF=y"
     )]
     NoBtf(&'static str),
-    #[error(
-        "tracefs is missing ({0}) and could not be mounted: mount -t tracefs tracefs /sys/kernel/tracing"
-    )]
-    NoTracefs(String),
-    #[error("the kernel has no tracepoint {0} (needed by the observer)")]
+    #[error("the kernel has no tracepoint {0} in its BTF (needed by the observer)")]
     NoTracepoint(&'static str),
+    #[error("cannot open thread {tid} (pidfd_open): {source}")]
+    Thread {
+        tid: u32,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{what}: {source}")]
     Bpf {
         what: &'static str,
@@ -68,19 +84,19 @@ fn bpf(what: &'static str) -> impl FnOnce(libbpf_rs::Error) -> ObserverError {
     move |source| ObserverError::Bpf { what, source }
 }
 
-const TRACEFS: &str = "/sys/kernel/tracing";
 const BTF: &str = "/sys/kernel/btf/vmlinux";
+/// The BTF raw tracepoints the programs attach to (the kernel's `btf_trace_<name>`).
 const TRACEPOINTS: [&str; 6] = [
-    "raw_syscalls/sys_enter",
-    "sched/sched_switch",
-    "sched/sched_waking",
-    "sched/sched_process_exec",
-    "sched/sched_process_fork",
-    "sched/sched_process_exit",
+    "sys_enter",
+    "sched_switch",
+    "sched_waking",
+    "sched_process_exec",
+    "sched_process_fork",
+    "sched_process_exit",
 ];
 
-/// Checks what the observer needs, mounting tracefs if it is not mounted; says exactly
-/// what is missing.
+/// Checks what the observer needs (root, the kernel's BTF and the tracepoints in it);
+/// says exactly what is missing.
 pub fn check_environment() -> Result<(), ObserverError> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -89,32 +105,44 @@ pub fn check_environment() -> Result<(), ObserverError> {
     if !Path::new(BTF).exists() {
         return Err(ObserverError::NoBtf(BTF));
     }
-    let events = Path::new(TRACEFS).join("events");
-    if !events.exists() {
-        let status = std::process::Command::new("mount").args(["-t", "tracefs", "tracefs", TRACEFS]).status();
-        if !events.exists() {
-            let why = match status {
-                Ok(s) => format!("{} not found; mount exited with {s}", events.display()),
-                Err(e) => format!("{} not found; running mount failed: {e}", events.display()),
-            };
-            return Err(ObserverError::NoTracefs(why));
-        }
-    }
+    let btf = libbpf_rs::btf::Btf::from_vmlinux().map_err(bpf("reading the kernel's BTF"))?;
     for tp in TRACEPOINTS {
-        if !events.join(tp).exists() {
+        let name = format!("btf_trace_{tp}");
+        if btf.type_by_name::<libbpf_rs::btf::types::Typedef<'_>>(&name).is_none() {
             return Err(ObserverError::NoTracepoint(tp));
         }
     }
     Ok(())
 }
 
+/// Which switches and wakings the kernel side records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SchedEvents {
+    /// Every switch and every waking (`schedlab observe`, PFS run bursts, tests).
+    #[default]
+    All,
+    /// Only the blocking switches (to S or D) and the wakings of the threads marked with
+    /// [`Observer::set_watched`], each waking with its waker's call (see the module
+    /// docs): what the daemon needs to boost providers, at the price of one
+    /// task-storage lookup per switch and waking for everything else.
+    Watched,
+}
+
 /// What to record.
 #[derive(Clone, Copy, Debug)]
 pub struct ObserverOptions {
-    /// Emit `SyscallEnter` events for the calls SWAP's resource model looks at (pipe,
-    /// socket and file I/O, close, flock, SysV IPC, signals, wait, clone). Counting all
-    /// calls in the kernel happens regardless.
+    /// Attach the system-call hook at start (per-(thread group, call) counts, and the
+    /// enter records of [`ObserverOptions::syscall_enters`]). It makes every system
+    /// call on the machine slower while attached; [`Observer::set_syscall_hook`]
+    /// attaches and detaches it later.
+    pub syscalls: bool,
+    /// While the hook is attached, emit `SyscallEnter` events for the calls SWAP's
+    /// resource model looks at (pipe, socket and file I/O, close, flock, SysV IPC,
+    /// signals, wait, clone); the hook counts all calls regardless.
     pub syscall_enters: bool,
+    /// Which switches and wakings are recorded at start
+    /// ([`Observer::set_sched_events`] switches later).
+    pub sched_events: SchedEvents,
     /// Wake the reader once this many bytes are unread in the ring buffer.
     pub wakeup_bytes: u64,
     /// The nice value the calling (reading) thread takes: under a load of many runnable
@@ -124,8 +152,23 @@ pub struct ObserverOptions {
 }
 
 impl Default for ObserverOptions {
+    /// Everything, with the system-call hook attached (`schedlab observe`'s view).
     fn default() -> Self {
-        ObserverOptions { syscall_enters: true, wakeup_bytes: 256 * 1024, reader_nice: Some(-10) }
+        ObserverOptions {
+            syscalls: true,
+            syscall_enters: true,
+            sched_events: SchedEvents::All,
+            wakeup_bytes: 256 * 1024,
+            reader_nice: Some(-10),
+        }
+    }
+}
+
+impl ObserverOptions {
+    /// The near-free view for a daemon: [`SchedEvents::Watched`], no system-call hook
+    /// (attach it with [`Observer::set_syscall_hook`] while counts are needed).
+    pub fn watched() -> Self {
+        ObserverOptions { syscalls: false, sched_events: SchedEvents::Watched, ..ObserverOptions::default() }
     }
 }
 
@@ -148,7 +191,13 @@ const REC_FORK: u32 = 4;
 const REC_EXIT: u32 = 5;
 const REC_ENTER: u32 = 6;
 const NO_SYSCALL: u32 = u32::MAX;
-const REC_SIZE: usize = 80;
+const REC_SIZE: usize = 96;
+// What the descriptor in args[0] names, as resolved in the kernel (enum fd_kind).
+const FD_PIPE: u32 = 1;
+const FD_FIFO: u32 = 2;
+const FD_SOCKET: u32 = 3;
+const FD_FILE: u32 = 4;
+const FD_OTHER: u32 = 5;
 
 /// One decoded ring-buffer record (`struct rec` of observer.bpf.c).
 #[derive(Clone, Debug)]
@@ -162,6 +211,9 @@ struct Rec {
     nr: u32,
     value: i64,
     args: [u64; 3],
+    /// What the descriptor `args[0]` names, when the call takes one and the kernel side
+    /// could read it.
+    target: Option<FdTarget>,
     comm: [u8; 16],
     filename: Option<String>,
 }
@@ -178,6 +230,15 @@ fn decode(data: &[u8]) -> Option<Rec> {
     let u32_at = |o: usize| u32::from_ne_bytes(data[o..o + 4].try_into().unwrap());
     let u64_at = |o: usize| u64::from_ne_bytes(data[o..o + 8].try_into().unwrap());
     let kind = u32_at(8);
+    let ino = u64_at(64);
+    let target = match u32_at(72) {
+        FD_PIPE => Some(FdTarget::Pipe(ino)),
+        FD_FIFO => Some(FdTarget::Fifo(ino)),
+        FD_SOCKET => Some(FdTarget::Socket(ino)),
+        FD_FILE => Some(FdTarget::File(ino)),
+        FD_OTHER => Some(FdTarget::Other),
+        _ => None,
+    };
     Some(Rec {
         ts: u64_at(0),
         kind,
@@ -188,12 +249,14 @@ fn decode(data: &[u8]) -> Option<Rec> {
         nr: u32_at(28),
         value: u64_at(32) as i64,
         args: [u64_at(40), u64_at(48), u64_at(56)],
-        comm: data[64..80].try_into().unwrap(),
-        filename: (kind == REC_EXEC && data.len() > 80).then(|| cstr(&data[80..])),
+        target,
+        comm: data[80..96].try_into().unwrap(),
+        filename: (kind == REC_EXEC && data.len() > REC_SIZE).then(|| cstr(&data[REC_SIZE..])),
     })
 }
 
-/// What a descriptor names, as far as SWAP cares.
+/// What a descriptor names, as far as SWAP cares (the inode number is the one
+/// `/proc/PID/fd/FD` shows: `pipe:[N]`, `socket:[N]`, or the file's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum FdTarget {
     Pipe(u64),
@@ -201,40 +264,6 @@ enum FdTarget {
     Socket(u64),
     File(u64),
     Other,
-}
-
-/// `/proc/PID/fd/FD` → what it names; `None` when it is gone.
-fn resolve_fd(pid: u32, tgid: u32, fd: i32) -> Option<FdTarget> {
-    if fd < 0 {
-        return None;
-    }
-    for p in [pid, tgid] {
-        if p == 0 {
-            continue;
-        }
-        let link = format!("/proc/{p}/fd/{fd}");
-        let Ok(target) = std::fs::read_link(&link) else { continue };
-        let target = target.to_string_lossy().into_owned();
-        let bracketed = |prefix: &str| {
-            target.strip_prefix(prefix).and_then(|s| s.strip_suffix(']')).and_then(|n| n.parse::<u64>().ok())
-        };
-        if let Some(n) = bracketed("pipe:[") {
-            return Some(FdTarget::Pipe(n));
-        }
-        if let Some(n) = bracketed("socket:[") {
-            return Some(FdTarget::Socket(n));
-        }
-        if !target.starts_with('/') {
-            return Some(FdTarget::Other);
-        }
-        let Ok(meta) = std::fs::metadata(&link) else { continue };
-        return Some(if meta.file_type().is_fifo() {
-            FdTarget::Fifo(meta.ino())
-        } else {
-            FdTarget::File(meta.ino())
-        });
-    }
-    None
 }
 
 /// System-call numbers used below (x86_64).
@@ -271,26 +300,33 @@ mod nr {
 
 /// The live observer. Dropping it detaches the programs.
 pub struct Observer {
-    // Field order is drop order: the ring buffer before the map handle it reads, both
-    // before the skeleton (whose drop detaches and closes everything).
+    // Field order is drop order: the system-call hook's link and the ring buffer before
+    // the map handle it reads, all before the skeleton (whose drop detaches and closes
+    // everything else).
+    sys_enter: Option<Link>,
     ring: RingBuffer<'static>,
     _events_map: Box<MapHandle>,
     skel: ObserverSkel<'static>,
     records: Rc<RefCell<Vec<Rec>>>,
-    fds: HashMap<(u32, i32), Option<FdTarget>>,
     tasks: HashMap<u32, TaskInfo>,
+    sched_events: SchedEvents,
     events: u64,
     last_time: Ns,
 }
 
 impl std::fmt::Debug for Observer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Observer").field("events", &self.events).finish_non_exhaustive()
+        f.debug_struct("Observer")
+            .field("events", &self.events)
+            .field("sched_events", &self.sched_events)
+            .field("syscall_hook", &self.sys_enter.is_some())
+            .finish_non_exhaustive()
     }
 }
 
 impl Observer {
-    /// Loads and attaches the programs (after [`check_environment`]).
+    /// Loads every program, attaches the scheduler ones, and the system-call hook if
+    /// `options.syscalls` (after [`check_environment`]).
     pub fn start(options: ObserverOptions) -> Result<Self, ObserverError> {
         check_environment()?;
         // The skeleton borrows its object for its whole life and drops it in place;
@@ -301,6 +337,10 @@ impl Observer {
         rodata.self_tgid = std::process::id();
         rodata.emit_enter = u8::from(options.syscall_enters);
         rodata.wakeup_bytes = options.wakeup_bytes;
+        let bss = open.maps.bss_data.as_deref_mut().expect("the BPF object has .bss");
+        bss.watched_only = u8::from(options.sched_events == SchedEvents::Watched);
+        // Loaded always (so that it can be attached later), attached on demand.
+        open.progs.on_sys_enter.set_autoattach(false);
         let mut skel = open.load().map_err(bpf("loading the BPF programs into the kernel"))?;
         skel.attach().map_err(bpf("attaching the BPF programs to their tracepoints"))?;
         if let Some(nice) = options.reader_nice {
@@ -329,16 +369,73 @@ impl Observer {
             })
             .map_err(bpf("setting up the ring buffer reader"))?;
         let ring = builder.build().map_err(bpf("setting up the ring buffer reader"))?;
-        Ok(Observer {
+        let mut observer = Observer {
+            sys_enter: None,
             ring,
             _events_map: handle,
             skel,
             records,
-            fds: HashMap::new(),
             tasks: HashMap::new(),
+            sched_events: options.sched_events,
             events: 0,
             last_time: 0,
-        })
+        };
+        if options.syscalls {
+            observer.set_syscall_hook(true)?;
+        }
+        Ok(observer)
+    }
+
+    /// Attaches (`on`) or detaches the system-call hook. While attached, every system
+    /// call on the machine is counted per (thread group, call) and pays for it (the
+    /// kernel's slow system-call path plus the program); the counts gathered stay
+    /// readable with [`Observer::syscall_counts`] after it is detached. Doing what is
+    /// already done is a no-op.
+    pub fn set_syscall_hook(&mut self, on: bool) -> Result<(), ObserverError> {
+        if on && self.sys_enter.is_none() {
+            let link =
+                self.skel.progs.on_sys_enter.attach().map_err(bpf("attaching the system-call hook"))?;
+            self.sys_enter = Some(link);
+            self.set_hook_flag(true);
+        } else if !on && self.sys_enter.is_some() {
+            // Wakings carry their waker's call again from now on, then the hook goes.
+            self.set_hook_flag(false);
+            self.sys_enter = None;
+        }
+        Ok(())
+    }
+
+    /// Whether the system-call hook is attached.
+    pub fn syscall_hook(&self) -> bool {
+        self.sys_enter.is_some()
+    }
+
+    /// Which switches and wakings are recorded.
+    pub fn sched_events(&self) -> SchedEvents {
+        self.sched_events
+    }
+
+    /// Switches which switches and wakings are recorded from now on (records already in
+    /// the ring buffer are given as they are): a daemon can record everything for a
+    /// profiling window and go back to [`SchedEvents::Watched`] after it. Consumers see
+    /// the switches and wakings of unwatched threads start and stop mid-stream.
+    pub fn set_sched_events(&mut self, sched_events: SchedEvents) -> Result<(), ObserverError> {
+        let bss = self.skel.maps.bss_data.as_deref_mut().expect("the BPF object has .bss");
+        // SAFETY: a byte of the map's memory, mapped for the skeleton's life; the BPF
+        // side only reads it. Volatile: nothing in this process reads it back.
+        unsafe {
+            std::ptr::write_volatile(&mut bss.watched_only, u8::from(sched_events == SchedEvents::Watched))
+        };
+        self.sched_events = sched_events;
+        Ok(())
+    }
+
+    /// Tells the kernel side whether the hook's enter records name the providers.
+    fn set_hook_flag(&mut self, on: bool) {
+        let bss = self.skel.maps.bss_data.as_deref_mut().expect("the BPF object has .bss");
+        // SAFETY: a byte of the map's memory, mapped for the skeleton's life; the BPF
+        // side only reads it. Volatile: nothing in this process reads it back.
+        unsafe { std::ptr::write_volatile(&mut bss.hook_on, u8::from(on)) };
     }
 
     /// Waits up to `timeout` for the kernel side to signal a filled buffer (past the
@@ -405,16 +502,34 @@ impl Observer {
         Ok(out)
     }
 
-    /// Marks thread `tid` urgent (or not): when an urgent thread blocks, the kernel side
-    /// wakes the reader at once instead of waiting for the wake-up threshold, so the
-    /// daemon reacts to that block within microseconds rather than a poll period.
-    pub fn set_urgent(&self, tid: u32, urgent: bool) -> Result<(), ObserverError> {
-        let map = &self.skel.maps.urgent;
-        let key = tid.to_ne_bytes();
-        if urgent {
-            map.update(&key, &[1u8], MapFlags::ANY).map_err(bpf("marking a thread urgent"))
+    /// Watches thread `tid` (or stops): its blocking switches and its wakings wake the
+    /// reader at once instead of waiting for the wake-up threshold, so the daemon reacts
+    /// to a block within microseconds rather than a poll period; with
+    /// [`SchedEvents::Watched`] they are the only switches and wakings recorded. The
+    /// mark lives in the thread's task storage (set through a pidfd of the thread,
+    /// Linux ≥ 6.9 for a thread other than a process's main one) and dies with it.
+    /// Unwatching a thread that is gone or was not watched is not an error.
+    pub fn set_watched(&self, tid: u32, watched: bool) -> Result<(), ObserverError> {
+        // SAFETY: pidfd_open has no memory arguments; the descriptor it returns is owned
+        // here and closed on return. PIDFD_THREAD (O_EXCL) names the thread itself;
+        // kernels before 6.9 refuse the flag (EINVAL) and name only main threads.
+        let open =
+            |flags: libc::c_int| unsafe { libc::syscall(libc::SYS_pidfd_open, tid as libc::c_int, flags) };
+        let mut fd = open(libc::O_EXCL);
+        if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+            fd = open(0);
+        }
+        if fd < 0 {
+            let source = std::io::Error::last_os_error();
+            return if watched { Err(ObserverError::Thread { tid, source }) } else { Ok(()) };
+        }
+        // SAFETY: a fresh descriptor owned by nothing else.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
+        let key = pidfd.as_raw_fd().to_ne_bytes();
+        let map = &self.skel.maps.watched;
+        if watched {
+            map.update(&key, &1u32.to_ne_bytes(), MapFlags::ANY).map_err(bpf("marking a thread watched"))
         } else {
-            // Deleting a key that is not there is not an error here.
             let _ = map.delete(&key);
             Ok(())
         }
@@ -449,21 +564,9 @@ impl Observer {
         }
     }
 
-    fn fd_target(&mut self, pid: u32, tgid: u32, fd: i32) -> Option<FdTarget> {
-        let key = (if tgid != 0 { tgid } else { pid }, fd);
-        if let Some(t) = self.fds.get(&key) {
-            return *t;
-        }
-        let t = resolve_fd(pid, tgid, fd);
-        if self.fds.len() > 100_000 {
-            self.fds.clear();
-        }
-        self.fds.insert(key, t);
-        t
-    }
-
-    /// The identifying arguments of call `nr` made by `pid`, with the resource resolved.
-    fn args_of(&mut self, pid: u32, tgid: u32, nr: u32, a: [u64; 3]) -> SyscallArgs {
+    /// The identifying arguments of call `nr` made by `pid`, with the resource named
+    /// (`target`: what descriptor `a[0]` names, as the kernel side read it).
+    fn args_of(pid: u32, nr: u32, a: [u64; 3], target: Option<FdTarget>) -> SyscallArgs {
         let mut out = SyscallArgs::default();
         let fd = a[0] as i32;
         match nr {
@@ -490,7 +593,7 @@ impl Observer {
                     nr,
                     nr::WRITE | nr::WRITEV | nr::SENDTO | nr::SENDMSG | nr::SENDMMSG | nr::SENDFILE
                 );
-                out.resource = match self.fd_target(pid, tgid, fd) {
+                out.resource = match target {
                     Some(FdTarget::Pipe(inode)) => Some(Resource::Pipe { inode, write }),
                     Some(FdTarget::Fifo(inode)) => Some(Resource::Fifo { inode, write }),
                     Some(FdTarget::Socket(inode)) => Some(Resource::Socket { inode }),
@@ -501,7 +604,7 @@ impl Observer {
                 let op = a[1] as i32;
                 out.fd = Some(fd);
                 out.flock_op = Some(op);
-                if let Some(FdTarget::File(inode) | FdTarget::Fifo(inode)) = self.fd_target(pid, tgid, fd) {
+                if let Some(FdTarget::File(inode) | FdTarget::Fifo(inode)) = target {
                     let lock = if op & 1 != 0 { FlockKind::Shared } else { FlockKind::Exclusive };
                     out.resource = Some(Resource::Flock { inode, lock });
                 }
@@ -547,10 +650,7 @@ impl Observer {
         match r.kind {
             REC_ENTER => {
                 self.note_comm(r.pid, r.tgid, &[]);
-                let args = self.args_of(r.pid, r.tgid, r.nr, r.args);
-                if r.nr == nr::CLOSE {
-                    self.fds.remove(&(r.tgid, r.args[0] as i32));
-                }
+                let args = Self::args_of(r.pid, r.nr, r.args, r.target);
                 vec![at(EventKind::SyscallEnter { pid: Pid(r.pid), nr: r.nr, args })]
             }
             REC_SWITCH => {
@@ -572,7 +672,7 @@ impl Observer {
                     let resource = if r.nr == NO_SYSCALL {
                         None
                     } else {
-                        self.args_of(r.pid, r.tgid, r.nr, r.args).resource
+                        Self::args_of(r.pid, r.nr, r.args, r.target).resource
                     };
                     vec![at(EventKind::Block { pid: Pid(r.pid), resource }), switch]
                 } else {
@@ -582,7 +682,17 @@ impl Observer {
             REC_WAKING => {
                 self.note_comm(r.pid, r.tgid, &[]);
                 self.note_comm(r.pid2, 0, &r.comm);
-                vec![at(EventKind::Wakeup { waker: Pid(r.pid), wakee: Pid(r.pid2), cpu: r.value as u32 })]
+                let wakeup =
+                    at(EventKind::Wakeup { waker: Pid(r.pid), wakee: Pid(r.pid2), cpu: r.value as u32 });
+                if r.nr == NO_SYSCALL {
+                    vec![wakeup]
+                } else {
+                    // The call the waker is in (the hook is off): given as its enter, just
+                    // before the wakeup it caused, so that SWAP lists the waker as a
+                    // provider of the object before it credits the wakeup.
+                    let args = Self::args_of(r.pid, r.nr, r.args, r.target);
+                    vec![at(EventKind::SyscallEnter { pid: Pid(r.pid), nr: r.nr, args }), wakeup]
+                }
             }
             REC_EXEC => {
                 // The kernel gives the name as passed to execve (`./a.out`, a symlink);
@@ -599,9 +709,6 @@ impl Observer {
                 if let Some(t) = self.tasks.get_mut(&r.pid) {
                     t.exe = Some(path.clone());
                 }
-                // Close-on-exec descriptors are gone.
-                let tgid = r.tgid;
-                self.fds.retain(|k, _| k.0 != tgid);
                 vec![at(EventKind::Exec { pid: Pid(r.pid), tgid: Pid(r.tgid), comm: cstr(&r.comm), path })]
             }
             REC_FORK => {
@@ -614,10 +721,6 @@ impl Observer {
                 vec![at(EventKind::Fork { parent: Pid(r.pid), child: Pid(r.pid2), thread })]
             }
             REC_EXIT => {
-                if r.pid2 != 0 {
-                    let tgid = r.tgid;
-                    self.fds.retain(|k, _| k.0 != tgid);
-                }
                 vec![at(EventKind::Exit { pid: Pid(r.pid), code: r.value as i32 })]
             }
             _ => Vec::new(),
@@ -636,11 +739,22 @@ mod tests {
         b[8..12].copy_from_slice(&REC_EXEC.to_ne_bytes());
         b[16..20].copy_from_slice(&42u32.to_ne_bytes());
         b[28..32].copy_from_slice(&NO_SYSCALL.to_ne_bytes());
-        b[64..67].copy_from_slice(b"cat");
-        b[80..84].copy_from_slice(b"/bin");
+        b[80..83].copy_from_slice(b"cat");
+        b[96..100].copy_from_slice(b"/bin");
         let r = decode(&b).unwrap();
-        assert_eq!((r.ts, r.kind, r.pid, r.nr), (7, REC_EXEC, 42, NO_SYSCALL));
+        assert_eq!((r.ts, r.kind, r.pid, r.nr, r.target), (7, REC_EXEC, 42, NO_SYSCALL, None));
         assert_eq!((cstr(&r.comm).as_str(), r.filename.as_deref()), ("cat", Some("/bin")));
         assert!(decode(&b[..10]).is_none());
+
+        let mut b = vec![0u8; REC_SIZE];
+        b[8..12].copy_from_slice(&REC_WAKING.to_ne_bytes());
+        b[28..32].copy_from_slice(&1u32.to_ne_bytes());
+        b[40..48].copy_from_slice(&4u64.to_ne_bytes());
+        b[64..72].copy_from_slice(&1234u64.to_ne_bytes());
+        b[72..76].copy_from_slice(&FD_PIPE.to_ne_bytes());
+        let r = decode(&b).unwrap();
+        assert_eq!((r.nr, r.args[0], r.target, r.filename), (1, 4, Some(FdTarget::Pipe(1234)), None));
+        let args = Observer::args_of(9, r.nr, r.args, r.target);
+        assert_eq!(args.resource, Some(Resource::Pipe { inode: 1234, write: true }));
     }
 }

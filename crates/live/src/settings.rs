@@ -333,7 +333,7 @@ pub struct SchedAttr {
 }
 
 /// `SCHED_FLAG_RESET_ON_FORK`.
-const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
+pub const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 
 /// `sched_getattr(tid)`.
 pub fn sched_getattr(tid: Pid) -> io::Result<SchedAttr> {

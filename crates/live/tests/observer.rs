@@ -7,8 +7,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use schedlab_live::dependencies::DependencyRecorder;
-use schedlab_live::observer::{Observer, ObserverOptions};
-use schedlab_model::{Event, EventKind, EventSink, Pid, Resource};
+use schedlab_live::observer::{Observer, ObserverOptions, SchedEvents};
+use schedlab_model::{Event, EventKind, EventSink, Pid, PrevState, Resource};
 
 /// A child killed and reaped however the test ends.
 struct Reaped(Child);
@@ -29,9 +29,30 @@ fn python(script: &str) -> Reaped {
     Reaped(child)
 }
 
+/// `python3 -c script` started at nice `nice`.
+fn python_at_nice(script: &str, nice: i32) -> Reaped {
+    let child = Command::new("nice")
+        .args(["-n", &nice.to_string(), "python3", "-c", script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("nice and python3 run (they are on these machines)");
+    Reaped(child)
+}
+
+/// Whether thread `tid` runs above nice 0 or real time (field 18 of its stat, the
+/// kernel's prio − 100, below 20), or is gone (and may have been).
+fn above_nice_0(tid: Pid) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", tid.0)) else { return true };
+    let priority: i64 = stat.rsplit_once(')').unwrap().1.split_whitespace().nth(15).unwrap().parse().unwrap();
+    priority < 20
+}
+
 fn start() -> Observer {
-    Observer::start(ObserverOptions::default())
-        .unwrap_or_else(|e| panic!("the observer cannot run here: {e}"))
+    start_with(ObserverOptions::default())
+}
+
+fn start_with(options: ObserverOptions) -> Observer {
+    Observer::start(options).unwrap_or_else(|e| panic!("the observer cannot run here: {e}"))
 }
 
 #[derive(Default)]
@@ -144,7 +165,21 @@ fn a_pipe_reader_blocks_on_the_pipe_and_its_writer_is_found_as_provider() {
 
 #[test]
 fn a_process_waiting_for_a_signal_depends_on_its_sender() {
-    let mut obs = start();
+    a_process_waiting_for_a_signal_depends_on_its_sender_with(ObserverOptions::default());
+}
+
+/// The provider is learned from the kill that woke the requester, read from the
+/// waker's registers at the waking.
+#[test]
+fn a_process_waiting_for_a_signal_depends_on_its_sender_without_the_syscall_hook() {
+    a_process_waiting_for_a_signal_depends_on_its_sender_with(ObserverOptions {
+        syscalls: false,
+        ..ObserverOptions::default()
+    });
+}
+
+fn a_process_waiting_for_a_signal_depends_on_its_sender_with(options: ObserverOptions) {
+    let mut obs = start_with(options);
     let mut child = python(
         "import os, signal, time\n\
          signal.signal(signal.SIGUSR1, lambda *a: None)\n\
@@ -238,7 +273,21 @@ fn say(line: &str) {
 
 #[test]
 fn a_unix_socket_reader_depends_on_the_writer_of_the_peer_endpoint() {
-    let mut obs = start();
+    a_unix_socket_reader_depends_on_the_writer_of_the_peer_endpoint_with(ObserverOptions::default());
+}
+
+/// The provider is learned from the send that woke the requester, read from the
+/// waker's registers at the waking.
+#[test]
+fn a_unix_socket_reader_depends_on_the_writer_of_the_peer_endpoint_without_the_syscall_hook() {
+    a_unix_socket_reader_depends_on_the_writer_of_the_peer_endpoint_with(ObserverOptions {
+        syscalls: false,
+        ..ObserverOptions::default()
+    });
+}
+
+fn a_unix_socket_reader_depends_on_the_writer_of_the_peer_endpoint_with(options: ObserverOptions) {
+    let mut obs = start_with(options);
     // The parent sends one byte every 10 ms on its end of a socket pair; the forked
     // child receives them on the other end, blocking each time.
     let mut child = python(
@@ -326,7 +375,21 @@ fn helper_semaphore() {
 
 #[test]
 fn a_semaphore_waiter_depends_on_its_poster() {
-    let mut obs = start();
+    a_semaphore_waiter_depends_on_its_poster_with(ObserverOptions::default());
+}
+
+/// The provider is learned from the semop that woke the requester, read from the
+/// waker's registers at the waking.
+#[test]
+fn a_semaphore_waiter_depends_on_its_poster_without_the_syscall_hook() {
+    a_semaphore_waiter_depends_on_its_poster_with(ObserverOptions {
+        syscalls: false,
+        ..ObserverOptions::default()
+    });
+}
+
+fn a_semaphore_waiter_depends_on_its_poster_with(options: ObserverOptions) {
+    let mut obs = start_with(options);
     let mut child = helper("semaphore");
     let ids = numbers_after(&mut child, "tids ");
     let (waiter, poster, sem) = (Pid(ids[0]), Pid(ids[1]), ids[2] as i32);
@@ -436,4 +499,277 @@ fn run_bursts_of_a_child_are_measured_from_its_switches() {
     let within = long.iter().filter(|&&ms| (ms - want).abs() <= tick).count();
     assert!(within >= BURSTS - 1, "bursts of {want} ± {tick} ms: {long:.3?}");
     assert_eq!(obs.lost_events().unwrap(), 0);
+}
+
+/// A pipe pair in Python: the forked reader reads 30 bytes, blocking on the empty pipe
+/// each time; once a line arrives on stdin, the main process (the writer) writes one
+/// byte every 10 ms. With `busy`, two more children ping-pong a byte over two pipes for
+/// 1.5 s (thousands of switches and wakings), and the script fails unless both did.
+/// Prints `pids READER WRITER [BUSY1 BUSY2]`.
+const PIPE_PAIR: &str = "import os, sys, time\n\
+    busy = sys.argv[1] == '1'\n\
+    r, w = os.pipe()\n\
+    reader = os.fork()\n\
+    if reader == 0:\n\
+    \x20   os.close(w)\n\
+    \x20   for _ in range(30): os.read(r, 1)\n\
+    \x20   os._exit(0)\n\
+    os.close(r)\n\
+    kids = []\n\
+    if busy:\n\
+    \x20   a_r, a_w = os.pipe(); b_r, b_w = os.pipe()\n\
+    \x20   end = time.time() + 1.5\n\
+    \x20   for side in (0, 1):\n\
+    \x20       pid = os.fork()\n\
+    \x20       if pid == 0:\n\
+    \x20           os.close(w)\n\
+    \x20           mine = (a_w, b_r) if side == 0 else (a_r, b_w)\n\
+    \x20           for fd in (a_r, a_w, b_r, b_w):\n\
+    \x20               if fd not in mine: os.close(fd)\n\
+    \x20           n = 0\n\
+    \x20           try:\n\
+    \x20               while time.time() < end:\n\
+    \x20                   if side == 0:\n\
+    \x20                       os.write(a_w, b'x')\n\
+    \x20                       if not os.read(b_r, 1): break\n\
+    \x20                   else:\n\
+    \x20                       if not os.read(a_r, 1): break\n\
+    \x20                       os.write(b_w, b'x')\n\
+    \x20                   n += 1\n\
+    \x20                   if n % 4 == 0: time.sleep(0.0002)\n\
+    \x20           except OSError:\n\
+    \x20               pass\n\
+    \x20           os._exit(0 if n >= 500 else 1)\n\
+    \x20       kids.append(pid)\n\
+    \x20   for fd in (a_r, a_w, b_r, b_w): os.close(fd)\n\
+    print('pids', reader, os.getpid(), *kids, flush=True)\n\
+    sys.stdin.readline()\n\
+    for _ in range(30):\n\
+    \x20   time.sleep(0.01)\n\
+    \x20   os.write(w, b'x')\n\
+    os.waitpid(reader, 0)\n\
+    ok = all(os.waitpid(k, 0)[1] == 0 for k in kids)\n\
+    sys.exit(0 if ok else 3)\n";
+
+/// Starts [`PIPE_PAIR`]; its pids, and a function that lets the writer start.
+fn pipe_pair(busy: bool) -> (Reaped, Vec<u32>, impl FnOnce()) {
+    let mut child = Reaped(
+        Command::new("python3")
+            .args(["-c", PIPE_PAIR, if busy { "1" } else { "0" }])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs (it is on these machines)"),
+    );
+    let pids = numbers_after(&mut child, "pids ");
+    let mut stdin = child.0.stdin.take().unwrap();
+    let go = move || {
+        use std::io::Write;
+        stdin.write_all(b"go\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    (child, pids, go)
+}
+
+#[test]
+fn watched_mode_records_the_block_and_wakeup_of_a_watched_thread_and_nothing_of_busy_others() {
+    let options =
+        // The test thread keeps nice 0: its children inherit it, and a child above nice 0
+        // is watched for its priority alone.
+        ObserverOptions { syscalls: false, sched_events: SchedEvents::Watched, reader_nice: None, ..ObserverOptions::default() };
+    let mut obs = start_with(options);
+    assert!(!obs.syscall_hook());
+    let (mut child, pids, go) = pipe_pair(true);
+    let (reader, writer, busy) = (Pid(pids[0]), Pid(pids[1]), [Pid(pids[2]), Pid(pids[3])]);
+    obs.set_watched(reader.0, true).unwrap();
+    go();
+    let mut events = Collect::default();
+    assert!(
+        watch(&mut obs, &mut child, 5, &mut events),
+        "the pipe pair and the busy pair (500 round trips each at least) finished in time"
+    );
+
+    // Of the switches and wakings, only the watched reader's blocks and wakeups, and
+    // those of the machine's own threads above nice 0 (watched for their priority).
+    let ours = |p: Pid| p == reader || !above_nice_0(p);
+    for e in &events.0 {
+        match e.kind {
+            EventKind::Switch { prev, prev_state, .. } if ours(prev) => {
+                assert!(prev == reader && prev_state == PrevState::Blocked, "an unwatched switch: {e:?}")
+            }
+            EventKind::Wakeup { wakee, .. } if ours(wakee) => {
+                assert_eq!(wakee, reader, "an unwatched waking: {e:?}")
+            }
+            EventKind::Block { pid, .. } if ours(pid) => assert_eq!(pid, reader, "an unwatched block: {e:?}"),
+            _ => {}
+        }
+    }
+    assert!(
+        !events.0.iter().any(
+            |e| matches!(e.kind, EventKind::Wakeup { waker, wakee, .. } if busy.contains(&waker) && ours(wakee))
+        ),
+        "the busy pair woke only each other"
+    );
+    let blocks: Vec<Resource> = events
+        .0
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Block { pid, resource } if pid == reader => resource,
+            _ => None,
+        })
+        .collect();
+    let pipe = match blocks.first() {
+        Some(&Resource::Pipe { inode, write: false }) => inode,
+        _ => panic!("the reader blocked on the read side of a pipe: {blocks:?}"),
+    };
+    assert!(blocks.len() >= 20, "the reader's blocks: {blocks:?}");
+    assert!(blocks.iter().all(|r| *r == Resource::Pipe { inode: pipe, write: false }), "{blocks:?}");
+
+    // Each wakeup by the writer comes with the writer's write, read from its registers.
+    let mut woken = 0;
+    for pair in events.0.windows(2) {
+        if let EventKind::Wakeup { waker, wakee, .. } = pair[1].kind {
+            if waker == writer && wakee == reader {
+                woken += 1;
+                assert!(
+                    matches!(pair[0].kind, EventKind::SyscallEnter { pid, nr: 1, args }
+                        if pid == writer && args.fd.is_some()
+                            && args.resource == Some(Resource::Pipe { inode: pipe, write: true })),
+                    "the writer's write before its wakeup: {:?}",
+                    pair[0]
+                );
+            }
+        }
+    }
+    assert!(woken >= 20, "the writer woke the reader {woken} times");
+    assert!(obs.syscall_counts().unwrap().is_empty(), "no system call is counted without the hook");
+    assert_eq!(obs.lost_events().unwrap(), 0);
+}
+
+#[test]
+fn the_syscall_hook_counts_only_while_attached() {
+    let getppid = schedlab_model::syscall_nr("getppid").unwrap();
+    let run_helper = || {
+        let mut child = helper("getppid");
+        assert!(child.0.wait().unwrap().success());
+        child.0.id()
+    };
+    let mut obs = start_with(ObserverOptions { syscalls: false, ..ObserverOptions::default() });
+    assert!(!obs.syscall_hook());
+    let before = run_helper();
+    assert!(obs.syscall_counts().unwrap().is_empty(), "counts without the hook");
+
+    obs.set_syscall_hook(true).unwrap();
+    assert!(obs.syscall_hook());
+    obs.set_syscall_hook(true).unwrap();
+    let during = run_helper();
+    obs.set_syscall_hook(false).unwrap();
+    assert!(!obs.syscall_hook());
+    let after = run_helper();
+
+    let counts = obs.syscall_counts().unwrap();
+    assert_eq!(counts.get(&(during, getppid)), Some(&5000), "getppid count of pid {during}");
+    for pid in [before, after] {
+        assert!(counts.keys().all(|&(tgid, _)| tgid != pid), "pid {pid} ran while the hook was off");
+    }
+    assert_eq!(obs.lost_events().unwrap(), 0);
+}
+
+#[test]
+fn without_the_syscall_hook_the_writer_that_wakes_a_pipe_reader_is_its_provider() {
+    for sched_events in [SchedEvents::Watched, SchedEvents::All] {
+        let mut obs =
+            start_with(ObserverOptions { syscalls: false, sched_events, ..ObserverOptions::default() });
+        let (mut child, pids, go) = pipe_pair(false);
+        let (reader, writer) = (Pid(pids[0]), Pid(pids[1]));
+        if sched_events == SchedEvents::Watched {
+            obs.set_watched(reader.0, true).unwrap();
+        }
+        go();
+        let mut events = Collect::default();
+        let mut deps = DependencyRecorder::new();
+        assert!(
+            watch(&mut obs, &mut child, 5, &mut Both(&mut events, &mut deps)),
+            "the pipe pair finished in time ({sched_events:?})"
+        );
+        let found = deps.dependencies();
+        let edge = found
+            .iter()
+            .find(|d| d.requester == reader && d.provider == writer)
+            .unwrap_or_else(|| panic!("no reader → writer dependency in {found:?} ({sched_events:?})"));
+        assert!(matches!(edge.resource, Resource::Pipe { write: true, .. }), "{edge:?}");
+        assert!(edge.wakeups >= 20 && edge.confidence > 0, "{edge:?} ({sched_events:?})");
+        assert_eq!(obs.lost_events().unwrap(), 0);
+    }
+}
+
+#[test]
+fn a_fork_says_whether_the_child_is_a_thread() {
+    let mut obs = start_with(ObserverOptions::watched());
+    let mut child = python(
+        "import os, threading\n\
+         tids = []\n\
+         t = threading.Thread(target=lambda: tids.append(threading.get_native_id()))\n\
+         t.start(); t.join()\n\
+         pid = os.fork()\n\
+         if pid == 0: os._exit(0)\n\
+         os.waitpid(pid, 0)\n\
+         print('ids', tids[0], pid, os.getpid(), flush=True)\n",
+    );
+    let ids = numbers_after(&mut child, "ids ");
+    let (thread, process, main) = (Pid(ids[0]), Pid(ids[1]), Pid(ids[2]));
+    let mut events = Collect::default();
+    assert!(watch(&mut obs, &mut child, 5, &mut events), "the python child finished in time");
+    let fork_of = |c: Pid| {
+        events.0.iter().find_map(|e| match e.kind {
+            EventKind::Fork { parent, child, thread } if child == c => Some((parent, thread)),
+            _ => None,
+        })
+    };
+    assert_eq!(fork_of(thread), Some((main, true)), "the thread's fork");
+    assert_eq!(fork_of(process), Some((main, false)), "the process's fork");
+}
+
+#[test]
+fn a_user_thread_above_nice_0_is_watched_without_a_mark() {
+    let sleeper =
+        "import os, time\nprint('pid', os.getpid(), flush=True)\nfor _ in range(10): time.sleep(0.01)\n";
+    let mut obs = start_with(ObserverOptions { reader_nice: None, ..ObserverOptions::watched() });
+    let mut child = python_at_nice(sleeper, -5);
+    let pid = Pid(numbers_after(&mut child, "pid ")[0]);
+    let mut events = Collect::default();
+    assert!(watch(&mut obs, &mut child, 5, &mut events), "the sleeper finished in time");
+    let blocks = events
+        .0
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Switch { prev, prev_state: PrevState::Blocked, .. } if prev == pid))
+        .count();
+    assert!(blocks >= 10, "a nice -5 sleeper blocked {blocks} times seen, unmarked");
+}
+
+#[test]
+fn the_sched_events_can_be_switched_at_run_time() {
+    let sleeper =
+        "import os, time\nprint('pid', os.getpid(), flush=True)\nfor _ in range(10): time.sleep(0.01)\n";
+    let blocks_of = |obs: &mut Observer| {
+        let mut child = python(sleeper);
+        let pid = Pid(numbers_after(&mut child, "pid ")[0]);
+        let mut events = Collect::default();
+        assert!(watch(obs, &mut child, 5, &mut events), "the sleeper finished in time");
+        events
+            .0
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Switch { prev, prev_state: PrevState::Blocked, .. } if prev == pid))
+            .count()
+    };
+    // The test thread keeps nice 0 (its children inherit it; see above).
+    let mut obs = start_with(ObserverOptions { reader_nice: None, ..ObserverOptions::watched() });
+    assert_eq!(obs.sched_events(), SchedEvents::Watched);
+    assert_eq!(blocks_of(&mut obs), 0, "an unwatched sleeper's switches in watched mode");
+    obs.set_sched_events(SchedEvents::All).unwrap();
+    assert_eq!(obs.sched_events(), SchedEvents::All);
+    let all = blocks_of(&mut obs);
+    assert!(all >= 10, "the sleeper blocked {all} times in all mode");
+    obs.set_sched_events(SchedEvents::Watched).unwrap();
+    assert_eq!(blocks_of(&mut obs), 0, "back in watched mode");
 }

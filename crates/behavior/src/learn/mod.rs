@@ -12,10 +12,14 @@ pub mod csv;
 pub mod dataset;
 pub mod error;
 pub mod features;
+mod rng;
 
 pub use arff::{Arff, ArffError, Attribute, AttributeKind, Value};
-pub use classifier::{Classifier, ConfusionMatrix, Evaluation, LabelRules, TreeParams};
-pub use clusterer::{Clusterer, Component, GmmParams};
+pub use classifier::{
+    Classifier, ConfusionMatrix, Evaluation, LabelRules, ReliabilityBin, Tested, Threshold, TreeParams,
+    DEFAULT_MIN_CONFIDENCE, DEFAULT_TREES, MIN_CONFIDENCE_PRECISION,
+};
+pub use clusterer::{Clusterer, Component, GmmParams, KFailure};
 pub use csv::CsvError;
 pub use dataset::{long_from_arff, long_to_arff, Dataset, LongRecord, Row};
 pub use error::LearnError;

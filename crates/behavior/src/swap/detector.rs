@@ -338,13 +338,31 @@ impl SwapDetector {
 
     /// Positive feedback: `waker` provided the objects the blocked `wakee` requests on
     /// whose provider lists it is; `wakee` is blocked no more.
+    ///
+    /// A waker whose call in progress names a lock the wakee waits for (an unlock that
+    /// granted it) is listed as its provider first: the wakeup proves it held the lock.
+    /// Without a per-call hook (the live daemon sees only the call that woke someone)
+    /// this is the only way a lock's holder is learned; with one, the unlock's return
+    /// removes it again as before.
     fn wakeup(&mut self, waker: Pid, wakee: Pid) {
         let Some(p) = self.procs.get_mut(&wakee) else { return };
         let was_blocked = std::mem::replace(&mut p.blocked, false);
         if !was_blocked || waker == wakee {
             return;
         }
-        for r in &p.requesting {
+        let requesting = p.requesting.clone();
+        let unlocked = self.procs.get(&waker).and_then(|w| w.call).and_then(|(nr, a)| match a.resource {
+            Some(Resource::Flock { inode, .. }) if nr == Syscall::Flock.nr() => Some(inode),
+            _ => None,
+        });
+        for r in &requesting {
+            if let (Resource::Flock { inode, .. }, Some(held)) = (r, unlocked) {
+                if *inode == held && self.table.get(r).is_none_or(|o| o.provider(waker).is_none()) {
+                    self.add_provider(waker, *r);
+                }
+            }
+        }
+        for r in &requesting {
             let KindParams { k, .. } = self.params.for_resource(r);
             if let Some(e) = self.table.get_mut(r).and_then(|o| o.provider_mut(waker)) {
                 if e.confidence.reward(k, self.clock) {
@@ -775,6 +793,28 @@ mod tests {
         f.exit(2, fl, 0);
         f.wake(2, 3);
         assert_eq!(f.conf(sh, 2), 21, "the shared holder provided to the exclusive waiter");
+    }
+
+    #[test]
+    fn an_unlock_that_wakes_a_waiter_makes_the_unlocker_a_provider_without_seeing_the_lock_taken() {
+        // The live daemon's view: no hook on every call, only the call that woke someone.
+        let ex = Resource::Flock { inode: 9, lock: FlockKind::Exclusive };
+        let fl = Syscall::Flock.nr();
+        let mut f = Feed::new();
+        f.ev(EventKind::Block { pid: Pid(2), resource: Some(ex) });
+        f.enter(1, fl, flock(LOCK_UN, 9));
+        f.wake(1, 2);
+        assert_eq!(f.providers(ex), vec![1], "the unlocker held the lock");
+        assert_eq!(f.conf(ex, 1), 21, "and provided it");
+        // Next time the waiter blocks, the holder is known before anyone unlocks.
+        f.ev(EventKind::Block { pid: Pid(2), resource: Some(ex) });
+        assert_eq!((f.requesters(ex), f.providers(ex)), (vec![2], vec![1]));
+        // A wake by a call on another file names no lock of this one.
+        let mut g = Feed::new();
+        g.ev(EventKind::Block { pid: Pid(2), resource: Some(ex) });
+        g.enter(1, fl, flock(LOCK_UN, 10));
+        g.wake(1, 2);
+        assert!(g.providers(ex).is_empty());
     }
 
     #[test]

@@ -24,7 +24,7 @@ use super::deps::{guard_command, Worker};
 use super::{BenchError, Context, Result};
 use crate::activity::Activity;
 use crate::dependencies::DependencyRecorder;
-use crate::observer::{Observer, ObserverOptions};
+use crate::observer::{Observer, ObserverOptions, SchedEvents};
 
 /// bpftrace's program: the thesis's DTrace aggregation.
 pub const BPFTRACE_PROGRAM: &str = "tracepoint:raw_syscalls:sys_enter { @[pid, comm, args->id] = count(); }";
@@ -146,7 +146,12 @@ impl ObserverThread {
         let (ready_tx, ready_rx) = mpsc::channel();
         let flag = Arc::clone(&stop);
         let thread = std::thread::spawn(move || -> Result<u64> {
-            let started = Observer::start(ObserverOptions::default());
+            // `schedlab observe`'s view: every switch and waking, the system-call hook on.
+            let started = Observer::start(ObserverOptions {
+                syscalls: true,
+                sched_events: SchedEvents::All,
+                ..ObserverOptions::default()
+            });
             let mut observer = match started {
                 Ok(o) => {
                     let _ = ready_tx.send(Ok(()));

@@ -1,18 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// schedlab's live observer: per-(tgid, syscall) counts aggregated in the kernel, the
-// identifying arguments of each thread's last system call, and a ring buffer of the
-// scheduling events (switch, waking, exec, fork, exit, and the enter of the calls that
-// SWAP's resource model looks at).
+// schedlab's live observer.
 //
-// The tracepoint records are declared by hand as /sys/kernel/tracing/events/*/format
-// lays them out (stable ABI of these tracepoints); the one kernel structure read
-// (task_struct) goes through CO-RE relocations, so no vmlinux.h is needed.
+// - Scheduling events (switch, waking, exec, fork, exit) come from BTF raw tracepoints
+//   (tp_btf): the kernel calls the program directly with its own arguments (typed
+//   `struct task_struct *`), without building a trace record first.
+// - With `watched_only` set (the daemon), only what concerns the threads marked in the
+//   `watched` task storage is recorded: their blocking switches and their wakings;
+//   everything else costs one task-storage lookup and no record. Exec, fork and exit
+//   are always recorded (they are rare).
+// - What a blocked thread waits for is read at its blocking switch from its saved user
+//   registers (the system call it is in and its first three arguments), and a
+//   descriptor argument is resolved to its inode here (task->files), so that no
+//   per-syscall hook is needed for it and a descriptor closed before user space reads
+//   the record still names the right object.
+// - The waker of a waking, when it is a user thread inside a call SWAP's resource model
+//   looks at, has that call read from its registers into the waking record: user space
+//   turns it into a SyscallEnter of the waker just before the Wakeup, and SWAP learns
+//   providers from the calls that actually woke someone.
+// - The per-syscall hook (raw_syscalls:sys_enter, as a BTF raw tracepoint) counts
+//   calls per (tgid, nr) and sends the enter of the calls SWAP looks at; it is
+//   attached only on demand (user space), because while any sys_enter program is
+//   attached every system call on the machine takes the slow path.
+//
+// The kernel structures read are declared by hand with only the fields used; libbpf
+// relocates their offsets from the kernel's BTF (CO-RE), so no vmlinux.h is needed.
+// A `___k` suffix keeps a name clear of the system headers' own definitions and is
+// ignored by the relocation.
+#include <stdbool.h>
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 
 typedef __u8 u8;
+typedef __u16 u16;
 typedef __u32 u32;
 typedef __s32 s32;
 typedef __u64 u64;
@@ -20,59 +42,79 @@ typedef __s64 s64;
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* --- tracepoint records (common header is 8 bytes) --- */
-struct tp_sys_enter {
-	u64 common;
-	long id;
-	unsigned long args[6];
-};
-
-struct tp_sched_switch {
-	u64 common;
-	char prev_comm[16];
-	s32 prev_pid;
-	s32 prev_prio;
-	long prev_state;
-	char next_comm[16];
-	s32 next_pid;
-	s32 next_prio;
-};
-
-struct tp_sched_waking {
-	u64 common;
-	char comm[16];
-	s32 pid;
-	s32 prio;
-	s32 target_cpu;
-};
-
-struct tp_process_exec {
-	u64 common;
-	u32 data_loc_filename;
-	s32 pid;
-	s32 old_pid;
-};
-
-struct tp_process_fork {
-	u64 common;
-	u32 data_loc_parent_comm;
-	s32 parent_pid;
-	u32 data_loc_child_comm;
-	s32 child_pid;
-};
-
-struct tp_process_exit {
-	u64 common;
-	char comm[16];
-	s32 pid;
-	s32 prio;
-	u8 group_dead;
-};
-
-/* CO-RE: only the fields used; libbpf relocates their offsets from the kernel's BTF. */
-struct task_struct {
-	int exit_code;
+/* --- kernel structures (CO-RE: only the fields used) --- */
+struct thread_info {
+	u32 status; /* TS_COMPAT while in a 32-bit system call */
+	u32 cpu;    /* task_cpu() */
 } __attribute__((preserve_access_index));
+
+struct pt_regs___k {
+	unsigned long r11;
+	unsigned long cx;
+	unsigned long dx;
+	unsigned long si;
+	unsigned long di;
+	unsigned long orig_ax; /* the system call number, -1 outside one (exception, interrupt) */
+	unsigned long ip;
+	unsigned long flags;
+} __attribute__((preserve_access_index));
+
+struct super_block {
+	unsigned long s_magic;
+} __attribute__((preserve_access_index));
+
+struct inode {
+	u16 i_mode;
+	struct super_block *i_sb;
+	unsigned long i_ino;
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+} __attribute__((preserve_access_index));
+
+struct files_struct {
+	struct fdtable *fdt;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	struct thread_info thread_info;
+	unsigned int flags;
+	int exit_state;
+	int exit_code;
+	int prio;
+	int pid;
+	int tgid;
+	char comm[16];
+	struct files_struct *files;
+} __attribute__((preserve_access_index));
+
+struct linux_binprm {
+	const char *filename;
+} __attribute__((preserve_access_index));
+
+#define PF_USER_WORKER 0x00004000 /* io_uring / vhost workers: no user registers of their own */
+#define PF_KTHREAD 0x00200000
+#define TS_COMPAT 0x0002
+
+#define S_IFMT 0170000
+#define S_IFSOCK 0140000
+#define S_IFIFO 0010000
+#define PIPEFS_MAGIC 0x50495045
+#define ANON_INODE_FS_MAGIC 0x09041934
+
+/* Task states (include/linux/sched.h). */
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_REPORT 0x007f
+#define TASK_NOLOAD 0x0400
+#define TASK_RTLOCK_WAIT 0x1000
+#define TASK_FROZEN 0x8000
 
 /* --- shared with user space (crates/live/src/observer.rs mirrors these) --- */
 enum rec_type {
@@ -84,6 +126,16 @@ enum rec_type {
 	REC_ENTER = 6,
 };
 
+/* What the descriptor in args[0] names (fd_kind). */
+enum fd_kind {
+	FD_UNKNOWN = 0, /* not a descriptor call, or not readable */
+	FD_PIPE = 1,
+	FD_FIFO = 2,
+	FD_SOCKET = 3,
+	FD_FILE = 4,
+	FD_OTHER = 5, /* an anonymous inode (eventfd, epoll, …) */
+};
+
 #define NO_SYSCALL 0xffffffffu
 #define FILENAME_LEN 256
 
@@ -93,22 +145,21 @@ struct rec {
 	u32 cpu;
 	u32 pid;         /* switch: prev; waking: waker; fork: parent; exec/exit/enter: the task */
 	u32 tgid;        /* thread group of `pid` where known (0 otherwise) */
-	u32 pid2;        /* switch: next; waking: wakee; fork: child; exec: old pid */
-	u32 nr;          /* enter: the call; switch: the blocked prev's last call (NO_SYSCALL if none) */
-	s64 value;       /* switch: prev_state; waking: target cpu; exit: exit code; fork: 1 = thread */
+	u32 pid2;        /* switch: next; waking: wakee; fork: child; exec: old pid; exit: group dead */
+	u32 nr;          /* enter: the call; switch: the call the blocked prev is in; waking: the
+			    call the waker is in, when SWAP looks at it (NO_SYSCALL otherwise) */
+	s64 value;       /* switch: prev_state (report form); waking: target cpu; exit: exit code;
+			    fork: 1 = thread */
 	u64 args[3];     /* the call's first three arguments */
+	u64 ino;         /* the inode of the descriptor args[0] when fd_kind is set */
+	u32 fd_kind;     /* enum fd_kind */
+	u32 pad;
 	char comm[16];
 };
 
 struct exec_rec {
 	struct rec r;
 	char filename[FILENAME_LEN];
-};
-
-struct last_call {
-	u32 nr;
-	u32 tgid;
-	u64 args[3];
 };
 
 struct count_key {
@@ -119,10 +170,16 @@ struct count_key {
 /* The observer's own thread group: its events are not recorded (it would trace itself),
  * except its switches (see on_sched_switch). */
 const volatile u32 self_tgid = 0;
-/* Emit REC_ENTER for the calls SWAP's resource model looks at. */
+/* Emit REC_ENTER for the calls SWAP's resource model looks at (while the hook is on). */
 const volatile u8 emit_enter = 1;
 /* Wake the reader only past this much unread data (bytes). */
 const volatile u64 wakeup_bytes = 256 * 1024;
+/* Record only the blocking switches and the wakings of watched threads. Set by user
+ * space, at start and when it switches (a load per event; no reload needed). */
+volatile u8 watched_only = 0;
+/* Set by user space while the sys_enter hook is attached: its REC_ENTER records name the
+ * providers, so the waking records need not carry the waker's call. */
+volatile u8 hook_on = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -131,14 +188,14 @@ struct {
 	__type(value, u64);
 } counts SEC(".maps");
 
-/* What the observer keeps per thread, in task-local storage (found from the task
- * itself: no hash lookup, freed with the task): the thread's last call, and when each of
- * the last few (call, first argument) pairs was sent as REC_ENTER. The same call on the
- * same object is sent again only every enter_repeat_uses uses (SWAP's provider lists only
- * need to learn that a task uses an object, not every use); a close forgets its
- * descriptor's pairs, so that the next object the number names is sent at once. The pairs sit in
- * SENT_SLOTS slots chosen by the call and its first argument (a descriptor, an IPC id, a
- * pid), so a thread using a few dozen objects in turn is throttled on each. */
+/* The REC_ENTER throttle, per thread in task-local storage (found from the task itself:
+ * no hash lookup, freed with the task): when each of the last few (call, first argument)
+ * pairs was sent. The same call on the same object is sent again only every
+ * enter_repeat_uses uses (SWAP's provider lists only need to learn that a task uses an
+ * object, not every use); a close forgets its descriptor's pairs, so that the next
+ * object the number names is sent at once. The pairs sit in SENT_SLOTS slots chosen by
+ * the call and its first argument (a descriptor, an IPC id, a pid), so a thread using a
+ * few dozen objects in turn is throttled on each. */
 #define SENT_SLOTS 64
 
 struct sent_slot {
@@ -148,7 +205,6 @@ struct sent_slot {
 };
 
 struct task_state {
-	struct last_call last;
 	struct sent_slot sent[SENT_SLOTS];
 };
 
@@ -162,14 +218,17 @@ struct {
 /* A power of two. Counting uses, not time, keeps the clock out of the hot path. */
 const volatile u32 enter_repeat_uses = 256;
 
-/* Threads whose blocking wakes the reader at once (the daemon's boost candidates: a
- * boost is only useful if it comes quickly). Filled by user space. */
+/* The watched threads (the daemon's boost candidates), set by user space through a
+ * pidfd of the thread. A task-storage lookup from the task pointer the tracepoint
+ * gives is a per-task cache slot, cheaper than hashing the tid, and the mark dies with
+ * the thread (no stale tid). Their blocking and their wakings wake the reader at once;
+ * with watched_only they are all that is recorded of the switches and wakings. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, u32);
-	__type(value, u8);
-} urgent SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, u32);
+} watched SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -197,6 +256,15 @@ static __always_inline u64 wakeup_flag(void)
 									     : BPF_RB_NO_WAKEUP;
 }
 
+static __always_inline void clear_call(struct rec *r)
+{
+	r->nr = NO_SYSCALL;
+	r->args[0] = r->args[1] = r->args[2] = 0;
+	r->ino = 0;
+	r->fd_kind = FD_UNKNOWN;
+	r->pad = 0;
+}
+
 static __always_inline struct rec *reserve(u32 type)
 {
 	struct rec *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
@@ -208,11 +276,22 @@ static __always_inline struct rec *reserve(u32 type)
 	r->type = type;
 	r->cpu = bpf_get_smp_processor_id();
 	r->tgid = 0;
-	r->nr = NO_SYSCALL;
 	r->value = 0;
-	r->args[0] = r->args[1] = r->args[2] = 0;
+	clear_call(r);
 	r->comm[0] = 0;
 	return r;
+}
+
+/* Watched: marked by user space, or a user thread above the default priority (nice < 0
+ * or real time: prio < 120), whose providers a boost may raise. The priority test needs
+ * no mark, so a thread started at or reniced to nice -20 is watched from its first
+ * block. Kernel threads (kworker/*H run at nice -20) and the observer itself (its reader
+ * may run real time) are watched only when marked. */
+static __always_inline int is_watched(struct task_struct *task)
+{
+	if (task->prio < 120 && !(task->flags & PF_KTHREAD) && (u32)task->tgid != self_tgid)
+		return 1;
+	return bpf_task_storage_get(&watched, task, 0, 0) != 0;
 }
 
 /* The calls whose enter SWAP's resource model needs (x86_64 numbers). */
@@ -228,14 +307,99 @@ static __always_inline int swap_relevant(u32 nr)
 	return 0;
 }
 
-SEC("tracepoint/raw_syscalls/sys_enter")
-int on_sys_enter(struct tp_sys_enter *ctx)
+/* The calls whose first argument is a descriptor user space resolves (observer.rs). */
+static __always_inline int fd_call(u32 nr)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	u32 tgid = id >> 32, pid = (u32)id;
+	switch (nr) {
+	case 0: case 1: case 3: case 19: case 20: case 40: case 42: case 43: case 44: case 45:
+	case 46: case 47: case 73: case 288: case 299: case 307:
+		return 1;
+	}
+	return 0;
+}
+
+/* Resolves descriptor r->args[0] of `task` (the current task: its table cannot go away
+ * under it) to an inode and its kind. Probe reads: a descriptor closed by another
+ * thread meanwhile reads as nothing. */
+static __always_inline void resolve_fd(struct task_struct *task, struct rec *r)
+{
+	s32 fd = (s32)r->args[0];
+	if (fd < 0 || !fd_call(r->nr))
+		return;
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt)
+		return;
+	unsigned int max_fds = BPF_CORE_READ(fdt, max_fds);
+	if ((u32)fd >= max_fds)
+		return;
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *file = 0;
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return;
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	if (!inode)
+		return;
+	u16 mode = BPF_CORE_READ(inode, i_mode);
+	unsigned long magic = BPF_CORE_READ(inode, i_sb, s_magic);
+	r->ino = BPF_CORE_READ(inode, i_ino);
+	if ((mode & S_IFMT) == S_IFIFO)
+		r->fd_kind = magic == PIPEFS_MAGIC ? FD_PIPE : FD_FIFO;
+	else if ((mode & S_IFMT) == S_IFSOCK)
+		r->fd_kind = FD_SOCKET;
+	else if (magic == ANON_INODE_FS_MAGIC)
+		r->fd_kind = FD_OTHER;
+	else
+		r->fd_kind = FD_FILE;
+}
+
+/* The system call `task` (the current task) is in, from the user registers saved at its
+ * entry: orig_ax is the number (-1 for an exception or an interrupt, which set it so),
+ * di/si/dx the first three arguments (x86_64). Kernel threads and user workers have no
+ * user registers; a 32-bit call has other numbers. Whether `task` is in a call at all. */
+static __always_inline int current_call(struct task_struct *task, struct rec *r)
+{
+	if (task->flags & (PF_KTHREAD | PF_USER_WORKER))
+		return 0;
+	if (task->thread_info.status & TS_COMPAT)
+		return 0;
+	struct pt_regs___k *regs = (struct pt_regs___k *)bpf_task_pt_regs(task);
+	if (!regs)
+		return 0;
+	long nr = (long)regs->orig_ax;
+	if (nr < 0)
+		return 0;
+	r->nr = (u32)nr;
+	r->args[0] = regs->di;
+	r->args[1] = regs->si;
+	r->args[2] = regs->dx;
+	return 1;
+}
+
+/* The state sched_switch's classic tracepoint reports (__trace_sched_switch_state):
+ * 0x100 when preempted, else the highest bit of the reportable state. */
+static __always_inline s64 report_state(int preempt, unsigned int state, int exit_state)
+{
+	if (preempt)
+		return 0x100;
+	unsigned int s = (state | (unsigned int)exit_state) & TASK_REPORT;
+	if ((state & (TASK_UNINTERRUPTIBLE | TASK_NOLOAD)) == (TASK_UNINTERRUPTIBLE | TASK_NOLOAD))
+		s = 0x80;
+	if (state & (TASK_RTLOCK_WAIT | TASK_FROZEN))
+		s = TASK_UNINTERRUPTIBLE;
+	for (int b = 7; b >= 0; b--)
+		if (s & (1u << b))
+			return 1 << b;
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs___k *regs, long id)
+{
+	u64 pid_tgid = bpf_get_current_pid_tgid();
+	u32 tgid = pid_tgid >> 32, pid = (u32)pid_tgid;
 	if (tgid == self_tgid)
 		return 0;
-	u32 nr = (u32)ctx->id;
+	u32 nr = (u32)id;
 
 	struct count_key key = { .tgid = tgid, .nr = nr };
 	u64 *n = bpf_map_lookup_elem(&counts, &key);
@@ -246,108 +410,124 @@ int on_sys_enter(struct tp_sys_enter *ctx)
 		bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
 	}
 
-	struct task_state *st = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
-						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!emit_enter || !swap_relevant(nr))
+		return 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_state *st = bpf_task_storage_get(&task_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st)
 		return 0;
-	st->last.nr = nr;
-	st->last.tgid = tgid;
-	st->last.args[0] = ctx->args[0];
-	st->last.args[1] = ctx->args[1];
-	st->last.args[2] = ctx->args[2];
-
-	if (emit_enter && swap_relevant(nr)) {
-		u64 arg0 = ctx->args[0];
-		struct sent_slot *slot = &st->sent[(arg0 ^ (nr << 3)) & (SENT_SLOTS - 1)];
-		/* close, flock and kill are always sent: they change the lists. A close also
-		 * forgets the descriptor's slots, so the next object it names is sent at once. */
-		if (nr == 3) {
-			for (int i = 0; i < SENT_SLOTS; i++)
-				if (st->sent[i].arg0 == arg0)
-					st->sent[i].uses = 0;
-		} else if (slot->nr == nr && slot->arg0 == arg0 && slot->uses && nr != 73 && nr != 62) {
-			slot->uses += 1;
-			if (slot->uses & (enter_repeat_uses - 1))
-				return 0;
-		} else {
-			slot->nr = nr;
-			slot->arg0 = arg0;
-			slot->uses = 1;
-		}
-		struct rec *r = reserve(REC_ENTER);
-		if (!r)
+	u64 arg0 = regs->di;
+	struct sent_slot *slot = &st->sent[(arg0 ^ (nr << 3)) & (SENT_SLOTS - 1)];
+	/* close, flock and kill are always sent: they change the lists. A close also
+	 * forgets the descriptor's slots, so the next object it names is sent at once. */
+	if (nr == 3) {
+		for (int i = 0; i < SENT_SLOTS; i++)
+			if (st->sent[i].arg0 == arg0)
+				st->sent[i].uses = 0;
+	} else if (slot->nr == nr && slot->arg0 == arg0 && slot->uses && nr != 73 && nr != 62) {
+		slot->uses += 1;
+		if (slot->uses & (enter_repeat_uses - 1))
 			return 0;
-		r->pid = pid;
-		r->tgid = tgid;
-		r->nr = nr;
-		r->args[0] = ctx->args[0];
-		r->args[1] = ctx->args[1];
-		r->args[2] = ctx->args[2];
-		if (nr == 435) { /* clone3: the flags are the first field of struct clone_args */
-			u64 flags = 0;
-			bpf_probe_read_user(&flags, sizeof(flags), (void *)ctx->args[0]);
-			r->args[1] = flags;
-		}
-		bpf_ringbuf_submit(r, wakeup_flag());
+	} else {
+		slot->nr = nr;
+		slot->arg0 = arg0;
+		slot->uses = 1;
 	}
+	struct rec *r = reserve(REC_ENTER);
+	if (!r)
+		return 0;
+	r->pid = pid;
+	r->tgid = tgid;
+	r->nr = nr;
+	r->args[0] = arg0;
+	r->args[1] = regs->si;
+	r->args[2] = regs->dx;
+	if (nr == 435) { /* clone3: the flags are the first field of struct clone_args */
+		u64 flags = 0;
+		bpf_probe_read_user(&flags, sizeof(flags), (void *)arg0);
+		r->args[1] = flags;
+	}
+	resolve_fd(task, r);
+	bpf_ringbuf_submit(r, wakeup_flag());
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_switch")
-int on_sched_switch(struct tp_sched_switch *ctx)
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
 {
+	int blocking = !preempt && (prev_state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE));
+	int watched_prev = 0;
+	if (watched_only) {
+		/* The one check every switch pays in this mode. */
+		if (!blocking || !is_watched(prev))
+			return 0;
+		watched_prev = 1;
+	}
 	/* Not filtered on the observer's own thread group: dropping its switches out
 	 * would also drop the switch in of the task after it, which would then seem never
 	 * to run. The reader blocks once per drain, so these records are few. */
-	u32 tgid = bpf_get_current_pid_tgid() >> 32; /* prev runs this tracepoint */
 	struct rec *r = reserve(REC_SWITCH);
 	if (!r)
 		return 0;
-	u32 prev = ctx->prev_pid;
-	r->pid = prev;
-	r->tgid = prev ? tgid : 0;
-	r->pid2 = ctx->next_pid;
-	r->value = ctx->prev_state;
-	__builtin_memcpy(r->comm, ctx->next_comm, 16);
+	u32 prev_pid = prev->pid;
+	r->pid = prev_pid;
+	r->tgid = prev_pid ? prev->tgid : 0;
+	r->pid2 = next->pid;
+	r->value = report_state(preempt, prev_state, prev->exit_state);
+	bpf_probe_read_kernel(r->comm, sizeof(r->comm), next->comm);
 	u64 flag = wakeup_flag();
-	if (prev && (ctx->prev_state & 0xcf)) {
+	if (prev_pid && (r->value & 0xcf)) {
 		/* prev is the current task here: the switch runs in its context. */
-		struct task_state *st = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
-		if (st) {
-			r->nr = st->last.nr;
-			r->args[0] = st->last.args[0];
-			r->args[1] = st->last.args[1];
-			r->args[2] = st->last.args[2];
-		}
-		if (bpf_map_lookup_elem(&urgent, &prev))
+		if (current_call(prev, r))
+			resolve_fd(prev, r);
+		if (watched_prev || is_watched(prev))
 			flag = BPF_RB_FORCE_WAKEUP;
 	}
 	bpf_ringbuf_submit(r, flag);
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_waking")
-int on_sched_waking(struct tp_sched_waking *ctx)
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_sched_waking, struct task_struct *p)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	if ((u32)(id >> 32) == self_tgid)
+	u64 pid_tgid = bpf_get_current_pid_tgid();
+	if ((u32)(pid_tgid >> 32) == self_tgid)
+		return 0;
+	int watched_wakee = is_watched(p);
+	if (watched_only && !watched_wakee)
 		return 0;
 	struct rec *r = reserve(REC_WAKING);
 	if (!r)
 		return 0;
-	r->pid = (u32)id;
-	r->tgid = id >> 32;
-	r->pid2 = ctx->pid;
-	r->value = ctx->target_cpu;
-	__builtin_memcpy(r->comm, ctx->comm, 16);
-	bpf_ringbuf_submit(r, wakeup_flag());
+	r->pid = (u32)pid_tgid;
+	r->tgid = pid_tgid >> 32;
+	r->pid2 = p->pid;
+	r->value = p->thread_info.cpu;
+	bpf_probe_read_kernel(r->comm, sizeof(r->comm), p->comm);
+	/* The waker (the current task, unless an interrupt woke p: then the registers are
+	 * those of the call the interrupted task was in, if any) in a call SWAP looks at. */
+	if (!hook_on && r->pid) {
+		struct task_struct *waker = bpf_get_current_task_btf();
+		if (current_call(waker, r) && swap_relevant(r->nr)) {
+			if (r->nr == 435) {
+				u64 flags = 0;
+				bpf_probe_read_user(&flags, sizeof(flags), (void *)r->args[0]);
+				r->args[1] = flags;
+			}
+			resolve_fd(waker, r);
+		} else {
+			clear_call(r);
+		}
+	}
+	bpf_ringbuf_submit(r, watched_wakee ? BPF_RB_FORCE_WAKEUP : wakeup_flag());
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exec")
-int on_exec(struct tp_process_exec *ctx)
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, int old_pid, struct linux_binprm *bprm)
 {
-	u64 id = bpf_get_current_pid_tgid();
+	u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct exec_rec *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_lost();
@@ -356,65 +536,55 @@ int on_exec(struct tp_process_exec *ctx)
 	e->r.ts = bpf_ktime_get_ns();
 	e->r.type = REC_EXEC;
 	e->r.cpu = bpf_get_smp_processor_id();
-	e->r.pid = ctx->pid;
-	e->r.tgid = id >> 32;
-	e->r.pid2 = ctx->old_pid;
-	e->r.nr = NO_SYSCALL;
+	e->r.pid = p->pid;
+	e->r.tgid = pid_tgid >> 32;
+	e->r.pid2 = old_pid;
 	e->r.value = 0;
-	e->r.args[0] = e->r.args[1] = e->r.args[2] = 0;
+	clear_call(&e->r);
 	bpf_get_current_comm(e->r.comm, sizeof(e->r.comm));
-	unsigned off = ctx->data_loc_filename & 0xffff;
-	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), (void *)ctx + off);
-	/* An exec is rare and the daemon classifies at exec: wake the reader now. */
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	const char *filename = BPF_CORE_READ(bprm, filename);
+	if (bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), filename) < 0)
+		e->filename[0] = 0;
+	/* Not at once: a build runs hundreds of execs a second, and the daemon changes no
+	 * process before it has lived min_age_ms; the reader's next drain is soon enough. */
+	bpf_ringbuf_submit(e, wakeup_flag());
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_fork")
-int on_fork(struct tp_process_fork *ctx)
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	if ((u32)(id >> 32) == self_tgid)
+	u64 pid_tgid = bpf_get_current_pid_tgid();
+	if ((u32)(pid_tgid >> 32) == self_tgid)
 		return 0;
 	struct rec *r = reserve(REC_FORK);
 	if (!r)
 		return 0;
-	r->pid = ctx->parent_pid;
-	r->tgid = id >> 32;
-	r->pid2 = ctx->child_pid;
-	/* A thread when the parent's clone asked for CLONE_THREAD (0x10000). */
-	struct task_state *st = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
-	struct last_call *lc = st ? &st->last : 0;
-	if (lc) {
-		r->nr = lc->nr;
-		if (lc->nr == 56)
-			r->value = (lc->args[0] & 0x10000) != 0;
-		else if (lc->nr == 435) {
-			u64 flags = 0;
-			bpf_probe_read_user(&flags, sizeof(flags), (void *)lc->args[0]);
-			r->value = (flags & 0x10000) != 0;
-		}
-	}
+	r->pid = parent->pid;
+	r->tgid = pid_tgid >> 32;
+	int child_pid = child->pid;
+	r->pid2 = child_pid;
+	/* A thread shares its creator's thread group (CLONE_THREAD): its pid is not its tgid. */
+	r->value = child_pid != child->tgid;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	bpf_ringbuf_submit(r, wakeup_flag());
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exit")
-int on_exit(struct tp_process_exit *ctx)
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	if ((u32)(id >> 32) == self_tgid)
+	u64 pid_tgid = bpf_get_current_pid_tgid();
+	if ((u32)(pid_tgid >> 32) == self_tgid)
 		return 0;
 	struct rec *r = reserve(REC_EXIT);
 	if (!r)
 		return 0;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	r->pid = ctx->pid;
-	r->tgid = id >> 32;
-	r->value = BPF_CORE_READ(task, exit_code);
-	r->pid2 = ctx->group_dead;
-	__builtin_memcpy(r->comm, ctx->comm, 16);
+	r->pid = p->pid;
+	r->tgid = pid_tgid >> 32;
+	r->value = p->exit_code;
+	r->pid2 = group_dead;
+	bpf_probe_read_kernel(r->comm, sizeof(r->comm), p->comm);
 	bpf_ringbuf_submit(r, wakeup_flag());
 	return 0;
 }

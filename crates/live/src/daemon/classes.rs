@@ -69,8 +69,14 @@ pub fn describe(m: &Match) -> String {
     parts.join(" ")
 }
 
-/// Shell-style matching of the whole text: `*` any run of characters, `?` one.
+/// Shell-style matching of the whole text: `*` any run of characters, `?` one; `a|b`
+/// matches what either alternative matches.
 pub fn glob(pattern: &str, text: &str) -> bool {
+    pattern.split('|').any(|alternative| glob_one(alternative, text))
+}
+
+/// [`glob`] without alternatives.
+fn glob_one(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
     // Iterative matching with one backtrack point: the last `*` and where it resumed.
     let (mut i, mut j, mut star, mut resume) = (0, 0, None, 0);
@@ -108,6 +114,8 @@ mod tests {
         assert!(glob("*", ""));
         assert!(glob("*a*b*", "xxaxxbxx"));
         assert!(!glob("*a*b", "xxaxxbxxc"));
+        assert!(glob("bash|zsh", "zsh") && glob("tmux*|bash", "tmux: server"));
+        assert!(!glob("bash|zsh", "bash|zsh"), "alternatives, not the literal text");
     }
 
     #[test]

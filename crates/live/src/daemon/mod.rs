@@ -27,8 +27,10 @@
 pub mod boost;
 pub mod classes;
 pub mod control;
+pub mod priority;
 pub mod slices;
 pub mod stats;
+pub mod windows;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io;
@@ -45,11 +47,12 @@ use self::classes::ClassReason;
 use self::control::{ControlSocket, Request};
 use self::slices::Slices;
 use self::stats::{BoostRow, DependencyRow, Explanation, LatencyHistogram, ProcessRow, Stats};
+use self::windows::{Turn, Windows};
 use crate::activity::Activity;
 use crate::actuator::{Actuator, ActuatorError};
 use crate::config::{ClassPolicy, Config};
 use crate::dependencies::DependencyRecorder;
-use crate::observer::{Observer, ObserverError, ObserverOptions};
+use crate::observer::{Observer, ObserverError, ObserverOptions, SchedEvents};
 use crate::process::{ProcInfo, ProcessHandle};
 use crate::settings::{self, CpuSet};
 
@@ -79,11 +82,22 @@ pub struct Options {
     pub duration: Option<Duration>,
 }
 
+/// A process that exec'd (`parent: None`) or was forked, when the event was read.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    pid: u32,
+    parent: Option<u32>,
+    seen: Instant,
+}
+
 /// Whether schedlab manages a process.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum State {
     /// Its class's settings are applied and kept.
     Managed,
+    /// It has a class, applied once it has lived `min_age_ms`: a change to a process
+    /// about to exit costs more than it can give.
+    Young,
     /// Someone else changed a setting schedlab had set: the user wins.
     Released(String),
     /// Not touched (no class, a class with `manage = false`, a kernel thread, …).
@@ -149,6 +163,28 @@ fn program_of(tid: u32) -> Option<String> {
     std::fs::read_link(format!("/proc/{tid}/exe")).ok().map(|p| p.display().to_string())
 }
 
+/// How long the process has lived (from its start time, in clock ticks since boot).
+fn age_of(info: &ProcInfo) -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write to; sysconf has no preconditions.
+    let (now, hz) = unsafe {
+        libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts);
+        (Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32), libc::sysconf(libc::_SC_CLK_TCK).max(1) as u64)
+    };
+    now.saturating_sub(Duration::from_millis(info.start_time.saturating_mul(1000) / hz))
+}
+
+/// CPU time (user + system, all threads) of process `pid` from `/proc/PID/stat`, in ns.
+fn cpu_time_of(pid: u32) -> Option<Ns> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // utime and stime are fields 14 and 15; fields[0] is field 3.
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(ticks * (1_000_000_000 / hz))
+}
+
 /// A thread's rank for boosting, read from the kernel.
 fn rank_of(tid: Pid) -> Option<Rank> {
     let p = settings::get_policy(tid).ok()?;
@@ -169,6 +205,8 @@ fn online_cpus() -> Vec<u32> {
 
 /// Dependency edges this strong (wakeups seen) keep two processes on one CPU.
 const STRONG_EDGE_WAKEUPS: f64 = 10.0;
+/// What a process waiting for `min_age_ms` is said to be doing.
+const YOUNG: &str = "young: its class applies once it has lived min_age_ms";
 /// Decisions kept per process for `explain`.
 const DECISIONS_KEPT: usize = 12;
 
@@ -179,7 +217,13 @@ pub struct Daemon<'s> {
     actuator: Actuator<'s>,
     store_path: std::path::PathBuf,
     observer: Observer,
+    /// Per-thread run and sleep statistics, gathered in profiling windows.
     activity: Activity,
+    /// The profiling windows, the system-call counts when the current one opened, and
+    /// the sched events the observer sends outside windows.
+    windows: Windows,
+    window_counts: HashMap<(u32, u32), u64>,
+    sched_events: SchedEvents,
     deps: DependencyRecorder,
     booster: Option<Booster>,
     slices: Option<Slices>,
@@ -187,6 +231,8 @@ pub struct Daemon<'s> {
     procs: BTreeMap<u32, Proc>,
     /// Thread → process, for threads seen.
     tgids: HashMap<u32, u32>,
+    /// New processes not yet taken in ([`Daemon::admit`]), oldest first.
+    arrivals: VecDeque<Arrival>,
     /// Requester threads blocked now with a boost decision pending or in force, and
     /// when they blocked.
     blocked: HashMap<Pid, Ns>,
@@ -235,9 +281,15 @@ impl<'s> Daemon<'s> {
                 report.failed.len()
             )));
         }
-        let observer =
-            Observer::start(ObserverOptions { reader_nice: Some(-20), ..ObserverOptions::default() })?;
         let d = &config.daemon;
+        // Only threads that may need their providers boosted are watched; PFS slices and
+        // co-location learn from every switch and wake-up, and pay for it.
+        let sched_events = if d.slices || d.colocate { SchedEvents::All } else { SchedEvents::Watched };
+        let observer = Observer::start(ObserverOptions {
+            reader_nice: Some(priority::FALLBACK_NICE),
+            sched_events,
+            ..ObserverOptions::watched()
+        })?;
         let booster = d.boost.then(|| Booster::new(d.boost_max_ms * slices::MS));
         let slices = if d.slices {
             let pfs =
@@ -258,6 +310,7 @@ impl<'s> Daemon<'s> {
         deps.detector_mut().set_initial_confidence(Box::new(move |pid, r| {
             kept.get(&(program_of(pid.0)?, r.kind().to_string())).copied()
         }));
+        let windows = Windows::new(Duration::from_millis(d.model_after_ms), d.profile_duty_pct);
         let mut daemon = Daemon {
             config,
             dry_run,
@@ -265,12 +318,16 @@ impl<'s> Daemon<'s> {
             store_path: store.path().to_path_buf(),
             observer,
             activity: Activity::default(),
+            windows,
+            window_counts: HashMap::new(),
+            sched_events,
             deps,
             booster,
             slices,
             model,
             procs: BTreeMap::new(),
             tgids: HashMap::new(),
+            arrivals: VecDeque::new(),
             blocked: HashMap::new(),
             urgent: HashSet::new(),
             raised: HashMap::new(),
@@ -312,20 +369,33 @@ impl<'s> Daemon<'s> {
         let replan_every = Duration::from_millis(self.config.daemon.replan_ms);
         let (mut last_plan, mut last_tick, mut last_save) = (Instant::now(), Instant::now(), Instant::now());
         let mut batch = Vec::new();
+        let mut elevation = priority::Elevation::raise();
+        self.counters.reaction_thread = elevation.describe();
         let result = loop {
             if stop.load(Ordering::Relaxed) || duration.is_some_and(|d| self.started.elapsed() >= d) {
                 break Ok(());
             }
+            if let Some(why) = elevation.check() {
+                self.counters.reaction_thread = why.clone();
+                self.note(None, why);
+            }
             batch.clear();
-            match self.observer.poll(&mut Collect(&mut batch), Duration::from_millis(50)) {
+            // Woken at once by a watched thread's block; otherwise often enough to end
+            // boosts on time while there are any, and to plan.
+            let busy =
+                !self.arrivals.is_empty() || self.booster.as_ref().is_some_and(|b| b.active().count() > 0);
+            let wait = Duration::from_millis(if busy { 50 } else { 200 });
+            match self.observer.poll(&mut Collect(&mut batch), wait) {
                 Ok(_) => {}
                 Err(_) if stop.load(Ordering::Relaxed) => break Ok(()),
                 Err(e) => break Err(e.into()),
             }
             let events = std::mem::take(&mut batch);
             self.handle(&events);
+            self.admit();
             batch = events;
             self.decide_boosts();
+            self.profile();
             if last_plan.elapsed() >= replan_every {
                 last_plan = Instant::now();
                 self.replan();
@@ -347,7 +417,7 @@ impl<'s> Daemon<'s> {
     /// Undoes every change (boosts, classes, slices) and says how many.
     pub fn shutdown(&mut self) -> Result<crate::actuator::RestoreReport, DaemonError> {
         for tid in std::mem::take(&mut self.urgent) {
-            let _ = self.observer.set_urgent(tid, false);
+            let _ = self.observer.set_watched(tid, false);
         }
         let report = self.actuator.restore_all()?;
         for (class, group) in std::mem::take(&mut self.groups) {
@@ -371,6 +441,7 @@ impl<'s> Daemon<'s> {
         }
         s.boost_reaction_us = self.reaction.summary();
         s.programs_with_pfs = self.slices.as_ref().map_or(0, Slices::programs);
+        s.profiling = self.windows.is_open();
         let mut rows: Vec<ProcessRow> = self
             .procs
             .values()
@@ -404,6 +475,7 @@ impl<'s> Daemon<'s> {
             reason: stats::reason_json(&p.reason),
             state: match &p.state {
                 State::Managed => "managed".into(),
+                State::Young => YOUNG.into(),
                 State::Released(why) => format!("released: {why}"),
                 State::Left(why) => format!("left alone: {why}"),
             },
@@ -441,10 +513,25 @@ impl<'s> Daemon<'s> {
         value.unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
     }
 
-    /// Everything decided about process `pid` (or the process of thread `pid`).
+    /// Everything decided about process `pid` (or the process of thread `pid`); a
+    /// process not yet taken in says so.
     pub fn explain(&self, pid: u32) -> Option<Explanation> {
         let tgid = self.tgids.get(&pid).copied().unwrap_or(pid);
-        let p = self.procs.get(&tgid)?;
+        let arrived;
+        let p = match self.procs.get(&tgid) {
+            Some(p) => p,
+            None if self.arrivals.iter().any(|a| a.pid == tgid) => {
+                let mut p = Proc::new(ProcInfo::read(tgid).ok()?);
+                p.reason = ClassReason::Unclassified { why: "new: not taken in yet".into() };
+                p.state = State::Left(format!(
+                    "new: taken in once it has lived min_age_ms ({} ms)",
+                    self.config.daemon.min_age_ms
+                ));
+                arrived = p;
+                &arrived
+            }
+            None => return None,
+        };
         let tgid_of = |t: u32| self.tgids.get(&t).copied().unwrap_or(t);
         let dependencies = self
             .deps
@@ -521,7 +608,7 @@ impl<'s> Daemon<'s> {
             match &e.kind {
                 EventKind::Exec { tgid, pid, .. } => {
                     self.tgids.insert(pid.0, tgid.0);
-                    self.classify_new(tgid.0, true);
+                    self.arrivals.push_back(Arrival { pid: tgid.0, parent: None, seen: Instant::now() });
                 }
                 EventKind::Fork { parent, child, thread } => {
                     let parent_tgid = self.tgid(parent.0);
@@ -532,7 +619,8 @@ impl<'s> Daemon<'s> {
                         }
                     } else {
                         self.tgids.insert(child.0, child.0);
-                        self.forked(parent_tgid, child.0);
+                        let seen = Instant::now();
+                        self.arrivals.push_back(Arrival { pid: child.0, parent: Some(parent_tgid), seen });
                     }
                 }
                 EventKind::Exit { pid, .. } => self.exited(*pid),
@@ -549,6 +637,25 @@ impl<'s> Daemon<'s> {
                     self.end_boost(*wakee, Ended::Wakeup);
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// Takes in the new processes (execs and forks) that have lived `min_age_ms`: only
+    /// then is /proc read, a handle opened and a class looked up, so that the hundreds
+    /// of short programs a build or a shell loop runs a second cost one queue entry each.
+    /// A process gone by then is dropped; a pid reused since is read as the process it
+    /// is now (and waits for its own age before any change).
+    fn admit(&mut self) {
+        let min_age = Duration::from_millis(self.config.daemon.min_age_ms);
+        while self.arrivals.front().is_some_and(|a| a.seen.elapsed() >= min_age) {
+            let Some(a) = self.arrivals.pop_front() else { break };
+            match a.parent {
+                Some(parent) if crate::process::ProcInfo::read(a.pid).is_ok_and(|i| i.ppid == parent) => {
+                    self.forked(parent, a.pid)
+                }
+                Some(_) => {}
+                None => self.classify_new(a.pid, true),
             }
         }
     }
@@ -612,11 +719,10 @@ impl<'s> Daemon<'s> {
         self.procs.insert(pid, p);
         self.mark_urgent_if_high(pid);
         if rule_changed || exec {
+            // Applied now if it is old enough (a process running at start, a rule
+            // that changed), else at the first planning after `min_age_ms`; placed at
+            // the next planning, not per exec (a build runs hundreds a second).
             self.apply_class(pid);
-            if exec {
-                // A new process of a class: place it now, not at the next planning.
-                self.place();
-            }
         }
     }
 
@@ -631,7 +737,7 @@ impl<'s> Daemon<'s> {
 
     fn mark_urgent(&mut self, tid: u32) {
         if self.urgent.insert(tid) {
-            let _ = self.observer.set_urgent(tid, true);
+            let _ = self.observer.set_watched(tid, true);
         }
     }
 
@@ -639,8 +745,9 @@ impl<'s> Daemon<'s> {
         let Ok(info) = ProcInfo::read(child) else { return };
         let mut p = Proc::new(info);
         let parent_proc = self.procs.get(&parent);
-        let inherit =
-            parent_proc.filter(|pp| pp.state == State::Managed).map(|pp| (pp.class.clone(), pp.info.key()));
+        let inherit = parent_proc
+            .filter(|pp| matches!(pp.state, State::Managed | State::Young))
+            .map(|pp| (pp.class.clone(), pp.info.key()));
         match inherit {
             Some((class, parent_key)) => {
                 p.class = class;
@@ -677,7 +784,7 @@ impl<'s> Daemon<'s> {
         self.blocked.remove(&tid);
         self.end_boost(tid, Ended::Wakeup);
         if self.urgent.remove(&tid.0) {
-            let _ = self.observer.set_urgent(tid.0, false);
+            let _ = self.observer.set_watched(tid.0, false);
         }
         let tgid = self.tgids.remove(&tid.0).unwrap_or(tid.0);
         self.activity.remove(tid);
@@ -711,6 +818,10 @@ impl<'s> Daemon<'s> {
         if matches!(p.state, State::Released(_)) {
             return;
         }
+        if age_of(&p.info) < Duration::from_millis(self.config.daemon.min_age_ms) {
+            self.set_state(pid, State::Young);
+            return;
+        }
         self.set_state(pid, State::Managed);
         if let Some(nice) = class.nice {
             self.change(pid, Change::Nice(i32::from(nice)), &why);
@@ -733,14 +844,45 @@ impl<'s> Daemon<'s> {
         }
     }
 
-    /// Classifies the watched processes old enough with the model.
-    fn classify_by_model(&mut self) {
+    /// Opens and closes the profiling windows ([`windows`]); at a window's end, the
+    /// model classifies the processes that lived through it.
+    fn profile(&mut self) {
+        if self.model.is_none() {
+            return;
+        }
+        let min_age = Duration::from_millis(self.config.daemon.min_age_ms);
+        let wanted =
+            self.procs.values().any(|p| p.reason == ClassReason::Watching && age_of(&p.info) >= min_age);
+        let turn = self.windows.tick(Instant::now(), wanted);
+        let hooked = match turn {
+            Some(Turn::Open) => {
+                self.window_counts = self.observer.syscall_counts().unwrap_or_default();
+                self.activity = Activity::default();
+                self.observer
+                    .set_syscall_hook(true)
+                    .and_then(|()| self.observer.set_sched_events(SchedEvents::All))
+            }
+            Some(Turn::Close(since)) => {
+                self.classify_by_model(since);
+                self.observer
+                    .set_syscall_hook(false)
+                    .and_then(|()| self.observer.set_sched_events(self.sched_events))
+            }
+            None => Ok(()),
+        };
+        if let Err(e) = hooked {
+            self.note(None, format!("profiling window: {e}"));
+        }
+    }
+
+    /// Classifies with the model the processes still watched that lived through the
+    /// window that began at `since`, from what they did in it.
+    fn classify_by_model(&mut self, since: Instant) {
         let Some(model) = &self.model else { return };
-        let after = Duration::from_millis(self.config.daemon.model_after_ms);
         let due: Vec<u32> = self
             .procs
             .iter()
-            .filter(|(_, p)| p.reason == ClassReason::Watching && p.first_seen.elapsed() >= after)
+            .filter(|(_, p)| p.reason == ClassReason::Watching && p.first_seen <= since)
             .map(|(&pid, _)| pid)
             .collect();
         if due.is_empty() {
@@ -749,8 +891,9 @@ impl<'s> Daemon<'s> {
         let counts = self.observer.syscall_counts().unwrap_or_default();
         let mut by_tgid: HashMap<u32, ProcessProfile> = HashMap::new();
         for (&(tgid, nr), &n) in &counts {
+            let before = self.window_counts.get(&(tgid, nr)).copied().unwrap_or(0);
             if let (true, Some(name)) = (due.contains(&tgid), schedlab_model::syscall_name(nr)) {
-                by_tgid.entry(tgid).or_default().syscalls.insert(name.to_string(), n);
+                by_tgid.entry(tgid).or_default().syscalls.insert(name.to_string(), n.saturating_sub(before));
             }
         }
         for (tid, t) in &self.activity.threads {
@@ -768,15 +911,22 @@ impl<'s> Daemon<'s> {
             let Some(p) = self.procs.get(&pid) else { continue };
             let mut profile = by_tgid.remove(&pid).unwrap_or_default();
             profile.name = p.info.comm.clone();
-            profile.window_secs =
-                p.first_seen.elapsed().as_secs_f64().min(self.started.elapsed().as_secs_f64());
+            profile.window_secs = since.elapsed().as_secs_f64();
             predicted.push((pid, model.predict(&profile.features())));
         }
+        let least = self.config.daemon.model_confidence.unwrap_or_else(|| model.min_confidence());
         for (pid, (label, confidence)) in predicted {
             let class = label.to_lowercase();
             let known = self.config.classes.contains_key(&class);
             let Some(p) = self.procs.get_mut(&pid) else { continue };
-            if known {
+            if confidence < least {
+                p.reason = ClassReason::Unclassified {
+                    why: format!(
+                        "the model says {label} with confidence {confidence:.2}, below model_confidence {least:.2}"
+                    ),
+                };
+                p.state = State::Left("the model is not sure enough".into());
+            } else if known {
                 p.class = Some(class);
                 p.reason = ClassReason::Model { label, confidence };
                 self.apply_class(pid);
@@ -794,19 +944,23 @@ impl<'s> Daemon<'s> {
     /// Every planning period: loads, the model, users' own changes, real-time bounds,
     /// and the CPU plan.
     fn replan(&mut self) {
-        let now = monotonic_ns();
         let period = self.config.daemon.replan_ms as f64 * 1e6;
-        let mut runtime: HashMap<u32, Ns> = HashMap::new();
-        for (tid, t) in &self.activity.threads {
-            let tgid = self.tgids.get(&tid.0).copied().unwrap_or(tid.0);
-            *runtime.entry(tgid).or_default() += t.runtime_at(now);
-        }
-        for (pid, p) in &mut self.procs {
-            let r = runtime.get(pid).copied().unwrap_or(p.runtime_prev);
-            p.load = r.saturating_sub(p.runtime_prev) as f64 / period;
+        // Load from /proc, not from events: the observer sends no switch of a thread it
+        // does not watch. Only processes schedlab may act on are read.
+        for (&pid, p) in &mut self.procs {
+            if p.class.is_none() && !self.raised.contains_key(&pid) {
+                continue;
+            }
+            let r = cpu_time_of(pid).unwrap_or(p.runtime_prev);
+            // The first reading is the baseline: what it used before is no load now.
+            p.load = if p.runtime_prev == 0 { 0.0 } else { r.saturating_sub(p.runtime_prev) as f64 / period };
             p.runtime_prev = r;
         }
-        self.classify_by_model();
+        let young: Vec<u32> =
+            self.procs.iter().filter(|(_, p)| p.state == State::Young).map(|(&pid, _)| pid).collect();
+        for pid in young {
+            self.apply_class(pid);
+        }
         self.check_users_changes();
         self.bound_realtime();
         self.place();
@@ -890,19 +1044,27 @@ impl<'s> Daemon<'s> {
     }
 
     /// Computes the CPU plan and binds the processes whose CPUs change.
+    /// Only classes with a plan take part: an unbound class's processes are placed by
+    /// the kernel (and an `isolate` class keeps only bound classes off its CPUs).
     fn place(&mut self) {
         let classes: Vec<ClassPlan> = self
             .config
             .classes
             .values()
             .filter(|c| c.manage)
-            .map(|c| ClassPlan { name: c.name.clone(), cpus: c.cpus.clone(), plan: c.plan.clone() })
+            .filter_map(|c| {
+                Some(ClassPlan { name: c.name.clone(), cpus: c.cpus.clone(), plan: c.plan.clone()? })
+            })
             .collect();
+        if classes.is_empty() {
+            return;
+        }
         let tasks: Vec<PlanTask> = self
             .procs
             .values()
             .filter(|p| p.state == State::Managed)
             .filter_map(|p| Some(PlanTask { id: p.info.pid, class: p.class.clone()?, load: p.load }))
+            .filter(|t| classes.iter().any(|c| c.name == t.class))
             .collect();
         let edges: Vec<Edge> = if self.config.daemon.colocate {
             let tgid_of = |t: u32| self.tgids.get(&t).copied().unwrap_or(t);
@@ -1315,6 +1477,7 @@ impl Proc {
     fn state_text(&self) -> String {
         match &self.state {
             State::Managed => "managed".into(),
+            State::Young => YOUNG.into(),
             State::Released(w) | State::Left(w) => w.clone(),
         }
     }

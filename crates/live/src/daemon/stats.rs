@@ -130,6 +130,12 @@ pub struct Stats {
     pub slices_reset: u64,
     /// Programs with a PFS.
     pub programs_with_pfs: usize,
+    /// How the daemon's own reaction thread runs (real time, bounded, or why not).
+    #[serde(default)]
+    pub reaction_thread: String,
+    /// A profiling window is open: the system-call hook is attached.
+    #[serde(default)]
+    pub profiling: bool,
     /// The processes the daemon knows of, most CPU first.
     pub processes: Vec<ProcessRow>,
 }

@@ -38,7 +38,7 @@
 //!   the switch away from an observer thread is also the switch to the next task.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
@@ -310,6 +310,8 @@ pub struct Observer {
     records: Rc<RefCell<Vec<Rec>>>,
     tasks: HashMap<u32, TaskInfo>,
     sched_events: SchedEvents,
+    /// The threads marked watched.
+    marked: HashSet<u32>,
     events: u64,
     last_time: Ns,
 }
@@ -377,6 +379,7 @@ impl Observer {
             records,
             tasks: HashMap::new(),
             sched_events: options.sched_events,
+            marked: HashSet::new(),
             events: 0,
             last_time: 0,
         };
@@ -447,7 +450,12 @@ impl Observer {
         timeout: std::time::Duration,
     ) -> Result<usize, ObserverError> {
         if !timeout.is_zero() {
-            self.ring.poll(timeout).map_err(bpf("waiting on the ring buffer"))?;
+            // A signal (SIGCONT after a stop, a handler's) ends the wait early: drain
+            // what there is, as after a timeout.
+            match self.ring.poll(timeout) {
+                Err(e) if e.kind() == libbpf_rs::ErrorKind::Interrupted => {}
+                r => r.map_err(bpf("waiting on the ring buffer"))?,
+            }
         }
         self.ring.consume().map_err(bpf("reading the ring buffer"))?;
         let mut recs = std::mem::take(&mut *self.records.borrow_mut());
@@ -509,7 +517,7 @@ impl Observer {
     /// mark lives in the thread's task storage (set through a pidfd of the thread,
     /// Linux ≥ 6.9 for a thread other than a process's main one) and dies with it.
     /// Unwatching a thread that is gone or was not watched is not an error.
-    pub fn set_watched(&self, tid: u32, watched: bool) -> Result<(), ObserverError> {
+    pub fn set_watched(&mut self, tid: u32, watched: bool) -> Result<(), ObserverError> {
         // SAFETY: pidfd_open has no memory arguments; the descriptor it returns is owned
         // here and closed on return. PIDFD_THREAD (O_EXCL) names the thread itself;
         // kernels before 6.9 refuse the flag (EINVAL) and name only main threads.
@@ -528,11 +536,19 @@ impl Observer {
         let key = pidfd.as_raw_fd().to_ne_bytes();
         let map = &self.skel.maps.watched;
         if watched {
-            map.update(&key, &1u32.to_ne_bytes(), MapFlags::ANY).map_err(bpf("marking a thread watched"))
+            map.update(&key, &1u32.to_ne_bytes(), MapFlags::ANY).map_err(bpf("marking a thread watched"))?;
+            self.marked.insert(tid);
         } else {
             let _ = map.delete(&key);
-            Ok(())
+            self.marked.remove(&tid);
         }
+        // The kernel side looks a mark up only while there may be one: a cold
+        // task-storage lookup on every wake-up costs more than the rest of the program.
+        let bss = self.skel.maps.bss_data.as_deref_mut().expect("the BPF object has .bss");
+        // SAFETY: a byte of the map's memory, mapped for the skeleton's life; the BPF
+        // side only reads it.
+        unsafe { std::ptr::write_volatile(&mut bss.any_marked, u8::from(!self.marked.is_empty())) };
+        Ok(())
     }
 
     /// Records the kernel side could not put in the full ring buffer.

@@ -29,24 +29,6 @@ fn python(script: &str) -> Reaped {
     Reaped(child)
 }
 
-/// `python3 -c script` started at nice `nice`.
-fn python_at_nice(script: &str, nice: i32) -> Reaped {
-    let child = Command::new("nice")
-        .args(["-n", &nice.to_string(), "python3", "-c", script])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("nice and python3 run (they are on these machines)");
-    Reaped(child)
-}
-
-/// Whether thread `tid` runs above nice 0 or real time (field 18 of its stat, the
-/// kernel's prio − 100, below 20), or is gone (and may have been).
-fn above_nice_0(tid: Pid) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", tid.0)) else { return true };
-    let priority: i64 = stat.rsplit_once(')').unwrap().1.split_whitespace().nth(15).unwrap().parse().unwrap();
-    priority < 20
-}
-
 fn start() -> Observer {
     start_with(ObserverOptions::default())
 }
@@ -574,9 +556,7 @@ fn pipe_pair(busy: bool) -> (Reaped, Vec<u32>, impl FnOnce()) {
 #[test]
 fn watched_mode_records_the_block_and_wakeup_of_a_watched_thread_and_nothing_of_busy_others() {
     let options =
-        // The test thread keeps nice 0: its children inherit it, and a child above nice 0
-        // is watched for its priority alone.
-        ObserverOptions { syscalls: false, sched_events: SchedEvents::Watched, reader_nice: None, ..ObserverOptions::default() };
+        ObserverOptions { syscalls: false, sched_events: SchedEvents::Watched, ..ObserverOptions::default() };
     let mut obs = start_with(options);
     assert!(!obs.syscall_hook());
     let (mut child, pids, go) = pipe_pair(true);
@@ -589,25 +569,19 @@ fn watched_mode_records_the_block_and_wakeup_of_a_watched_thread_and_nothing_of_
         "the pipe pair and the busy pair (500 round trips each at least) finished in time"
     );
 
-    // Of the switches and wakings, only the watched reader's blocks and wakeups, and
-    // those of the machine's own threads above nice 0 (watched for their priority).
-    let ours = |p: Pid| p == reader || !above_nice_0(p);
+    // Of the switches and wakings, only the watched reader's blocks and wakeups.
     for e in &events.0 {
         match e.kind {
-            EventKind::Switch { prev, prev_state, .. } if ours(prev) => {
+            EventKind::Switch { prev, prev_state, .. } => {
                 assert!(prev == reader && prev_state == PrevState::Blocked, "an unwatched switch: {e:?}")
             }
-            EventKind::Wakeup { wakee, .. } if ours(wakee) => {
-                assert_eq!(wakee, reader, "an unwatched waking: {e:?}")
-            }
-            EventKind::Block { pid, .. } if ours(pid) => assert_eq!(pid, reader, "an unwatched block: {e:?}"),
+            EventKind::Wakeup { wakee, .. } => assert_eq!(wakee, reader, "an unwatched waking: {e:?}"),
+            EventKind::Block { pid, .. } => assert_eq!(pid, reader, "an unwatched block: {e:?}"),
             _ => {}
         }
     }
     assert!(
-        !events.0.iter().any(
-            |e| matches!(e.kind, EventKind::Wakeup { waker, wakee, .. } if busy.contains(&waker) && ours(wakee))
-        ),
+        !events.0.iter().any(|e| matches!(e.kind, EventKind::Wakeup { waker, .. } if busy.contains(&waker))),
         "the busy pair woke only each other"
     );
     let blocks: Vec<Resource> = events
@@ -731,23 +705,6 @@ fn a_fork_says_whether_the_child_is_a_thread() {
 }
 
 #[test]
-fn a_user_thread_above_nice_0_is_watched_without_a_mark() {
-    let sleeper =
-        "import os, time\nprint('pid', os.getpid(), flush=True)\nfor _ in range(10): time.sleep(0.01)\n";
-    let mut obs = start_with(ObserverOptions { reader_nice: None, ..ObserverOptions::watched() });
-    let mut child = python_at_nice(sleeper, -5);
-    let pid = Pid(numbers_after(&mut child, "pid ")[0]);
-    let mut events = Collect::default();
-    assert!(watch(&mut obs, &mut child, 5, &mut events), "the sleeper finished in time");
-    let blocks = events
-        .0
-        .iter()
-        .filter(|e| matches!(e.kind, EventKind::Switch { prev, prev_state: PrevState::Blocked, .. } if prev == pid))
-        .count();
-    assert!(blocks >= 10, "a nice -5 sleeper blocked {blocks} times seen, unmarked");
-}
-
-#[test]
 fn the_sched_events_can_be_switched_at_run_time() {
     let sleeper =
         "import os, time\nprint('pid', os.getpid(), flush=True)\nfor _ in range(10): time.sleep(0.01)\n";
@@ -762,8 +719,7 @@ fn the_sched_events_can_be_switched_at_run_time() {
             .filter(|e| matches!(e.kind, EventKind::Switch { prev, prev_state: PrevState::Blocked, .. } if prev == pid))
             .count()
     };
-    // The test thread keeps nice 0 (its children inherit it; see above).
-    let mut obs = start_with(ObserverOptions { reader_nice: None, ..ObserverOptions::watched() });
+    let mut obs = start_with(ObserverOptions::watched());
     assert_eq!(obs.sched_events(), SchedEvents::Watched);
     assert_eq!(blocks_of(&mut obs), 0, "an unwatched sleeper's switches in watched mode");
     obs.set_sched_events(SchedEvents::All).unwrap();

@@ -160,7 +160,7 @@ impl Sizes {
             compress_mib: 32,
             fork_execs: 1000,
             make_files: 48,
-            wakeup_loops: 3000,
+            wakeup_loops: 5000,
             wakeup_hogs: 2,
             deps_load: 8,
             deps_iterations: 10,
@@ -176,7 +176,7 @@ impl Sizes {
             compress_mib: 8,
             fork_execs: 300,
             make_files: 16,
-            wakeup_loops: 1000,
+            wakeup_loops: 2000,
             wakeup_hogs: 2,
             deps_load: 8,
             deps_iterations: 4,
@@ -672,9 +672,11 @@ impl Runner<'_> {
             Workload::Wakeup => {
                 let _hogs = self.hogs(s.wakeup_hogs)?;
                 let args: Vec<String> = [
-                    "--policy=other",
+                    // -p before --policy: the other order makes the measuring thread
+                    // SCHED_FIFO 2 ("defaulting realtime priority to 2").
                     "-p",
                     "0",
+                    "--policy=other",
                     "--default-system",
                     "-q",
                     "-t",

@@ -87,7 +87,6 @@ struct task_struct {
 	unsigned int flags;
 	int exit_state;
 	int exit_code;
-	int prio;
 	int pid;
 	int tgid;
 	char comm[16];
@@ -180,6 +179,9 @@ volatile u8 watched_only = 0;
 /* Set by user space while the sys_enter hook is attached: its REC_ENTER records name the
  * providers, so the waking records need not carry the waker's call. */
 volatile u8 hook_on = 0;
+/* Set by user space while any thread is marked watched: without marks, the watched test
+ * needs no task-storage lookup (which, cold, costs a wake-up microseconds). */
+volatile u8 any_marked = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -282,16 +284,14 @@ static __always_inline struct rec *reserve(u32 type)
 	return r;
 }
 
-/* Watched: marked by user space, or a user thread above the default priority (nice < 0
- * or real time: prio < 120), whose providers a boost may raise. The priority test needs
- * no mark, so a thread started at or reniced to nice -20 is watched from its first
- * block. Kernel threads (kworker/*H run at nice -20) and the observer itself (its reader
- * may run real time) are watched only when marked. */
+/* Watched: marked by user space (the threads whose providers a boost may raise). Not
+ * by priority alone: a record per block of every thread above nice 0 (a machine's audio
+ * and session daemons block thousands of times a second) costs each of those blocks a
+ * self-interrupt, microseconds of a real-time thread's latency, and the daemon a record
+ * to read. Without marks no task storage is looked up at all. */
 static __always_inline int is_watched(struct task_struct *task)
 {
-	if (task->prio < 120 && !(task->flags & PF_KTHREAD) && (u32)task->tgid != self_tgid)
-		return 1;
-	return bpf_task_storage_get(&watched, task, 0, 0) != 0;
+	return any_marked && bpf_task_storage_get(&watched, task, 0, 0) != 0;
 }
 
 /* The calls whose enter SWAP's resource model needs (x86_64 numbers). */
@@ -457,13 +457,9 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	     unsigned int prev_state)
 {
 	int blocking = !preempt && (prev_state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE));
-	int watched_prev = 0;
-	if (watched_only) {
-		/* The one check every switch pays in this mode. */
-		if (!blocking || !is_watched(prev))
-			return 0;
-		watched_prev = 1;
-	}
+	/* The one check every switch pays in this mode. */
+	if (watched_only && (!blocking || !is_watched(prev)))
+		return 0;
 	/* Not filtered on the observer's own thread group: dropping its switches out
 	 * would also drop the switch in of the task after it, which would then seem never
 	 * to run. The reader blocks once per drain, so these records are few. */
@@ -481,7 +477,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		/* prev is the current task here: the switch runs in its context. */
 		if (current_call(prev, r))
 			resolve_fd(prev, r);
-		if (watched_prev || is_watched(prev))
+		if (is_watched(prev))
 			flag = BPF_RB_FORCE_WAKEUP;
 	}
 	bpf_ringbuf_submit(r, flag);

@@ -251,6 +251,10 @@ pub struct Daemon<'s> {
     fresh: Vec<String>,
     started: Instant,
     self_pid: u32,
+    /// The daemon's executable: schedlab's own processes (a benchmark and its workers)
+    /// get no class: a benchmark measures the daemon, it is not its subject. Boosting
+    /// still lends them priority like any provider.
+    self_exe: String,
 }
 
 impl std::fmt::Debug for Daemon<'_> {
@@ -339,6 +343,7 @@ impl<'s> Daemon<'s> {
             fresh: Vec::new(),
             started: Instant::now(),
             self_pid: std::process::id(),
+            self_exe: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
         };
         if report.restored + report.skipped > 0 {
             daemon.note(
@@ -351,6 +356,7 @@ impl<'s> Daemon<'s> {
         }
         for pid in crate::process::all_pids().unwrap_or_default() {
             daemon.classify_new(pid, false);
+            daemon.watch_if_high(pid);
         }
         daemon.replan();
         Ok(daemon)
@@ -609,6 +615,7 @@ impl<'s> Daemon<'s> {
                 EventKind::Exec { tgid, pid, .. } => {
                     self.tgids.insert(pid.0, tgid.0);
                     self.arrivals.push_back(Arrival { pid: tgid.0, parent: None, seen: Instant::now() });
+                    self.watch_if_high(tgid.0);
                 }
                 EventKind::Fork { parent, child, thread } => {
                     let parent_tgid = self.tgid(parent.0);
@@ -621,6 +628,7 @@ impl<'s> Daemon<'s> {
                         self.tgids.insert(child.0, child.0);
                         let seen = Instant::now();
                         self.arrivals.push_back(Arrival { pid: child.0, parent: Some(parent_tgid), seen });
+                        self.watch_if_high(child.0);
                     }
                 }
                 EventKind::Exit { pid, .. } => self.exited(*pid),
@@ -684,10 +692,11 @@ impl<'s> Daemon<'s> {
         let existing = self.procs.remove(&pid).filter(|p| p.info.start_time == info.start_time);
         let mut p = existing.unwrap_or_else(|| Proc::new(info.clone()));
         p.info = info;
-        if pid == self.self_pid || pid == 1 || (p.info.kthread && matched.is_none()) {
+        let ours = pid == self.self_pid || (!self.self_exe.is_empty() && p.info.exe == self.self_exe);
+        if ours || pid == 1 || (p.info.kthread && matched.is_none()) {
             p.reason = ClassReason::KernelThread;
             p.state =
-                State::Left(if p.info.kthread { "kernel thread" } else { "init or schedlab itself" }.into());
+                State::Left(if p.info.kthread { "kernel thread" } else { "init or schedlab's own" }.into());
             if !p.info.kthread {
                 p.reason = ClassReason::Unclassified { why: p.state_text() };
             }
@@ -717,7 +726,6 @@ impl<'s> Daemon<'s> {
             None => {}
         }
         self.procs.insert(pid, p);
-        self.mark_urgent_if_high(pid);
         if rule_changed || exec {
             // Applied now if it is old enough (a process running at start, a rule
             // that changed), else at the first planning after `min_age_ms`; placed at
@@ -726,11 +734,17 @@ impl<'s> Daemon<'s> {
         }
     }
 
-    /// A process above nice 0 (or real-time) may need its providers boosted: its main
-    /// thread's blocking wakes the reader at once from the start, not only after its
-    /// first boost.
-    fn mark_urgent_if_high(&mut self, pid: u32) {
-        if self.booster.is_some() && rank_of(Pid(pid)).is_some_and(|r| r.outranks(Rank::Fair { nice: 0 })) {
+    /// A new process above nice 0 (or real time) may need its providers boosted from
+    /// its first block: its main thread is watched at once (two system calls, no /proc
+    /// read, unlike taking it in).
+    /// Kernel threads (kworker/*H run at nice −20), pid 1 and the daemon are not.
+    fn watch_if_high(&mut self, pid: u32) {
+        if self.booster.is_none() || pid == 1 || pid == self.self_pid {
+            return;
+        }
+        if rank_of(Pid(pid)).is_some_and(|r| r.outranks(Rank::Fair { nice: 0 }))
+            && ProcInfo::read(pid).is_ok_and(|i| !i.kthread)
+        {
             self.mark_urgent(pid);
         }
     }
@@ -774,7 +788,6 @@ impl<'s> Daemon<'s> {
         }
         let managed = p.state == State::Managed;
         self.procs.insert(child, p);
-        self.mark_urgent_if_high(child);
         if managed {
             self.apply_class(child);
         }

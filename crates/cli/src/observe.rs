@@ -42,8 +42,8 @@ Examples:
 /// dependencies SWAP's resource model found: a blocked requester, the provider that
 /// woke it, the resource, and the provider's confidence.
 ///
-/// Needs root, a kernel with BTF (/sys/kernel/btf/vmlinux) and tracefs; says which is
-/// missing otherwise.
+/// Needs root and a kernel with BTF (/sys/kernel/btf/vmlinux); says which is missing
+/// otherwise.
 #[derive(Debug, Args)]
 #[command(after_long_help = EXAMPLES)]
 pub struct ObserveOpts {

@@ -57,7 +57,14 @@ pub fn describe(m: &Match) -> String {
         ("parent", &m.parent),
     ] {
         if let Some(v) = value {
-            parts.push(format!("{key}={v}"));
+            // A long list of alternatives (the built-in guard) is shortened for tables.
+            let alternatives: Vec<&str> = v.split('|').collect();
+            match alternatives.len() {
+                n if n > 4 => {
+                    parts.push(format!("{key}={}|… ({n} alternatives)", alternatives[..3].join("|")))
+                }
+                _ => parts.push(format!("{key}={v}")),
+            }
         }
     }
     if let Some(u) = m.uid {
@@ -116,6 +123,8 @@ mod tests {
         assert!(!glob("*a*b", "xxaxxbxxc"));
         assert!(glob("bash|zsh", "zsh") && glob("tmux*|bash", "tmux: server"));
         assert!(!glob("bash|zsh", "bash|zsh"), "alternatives, not the literal text");
+        let m = Match { comm: Some("a|b|c|d|e".into()), ..Match::default() };
+        assert_eq!(describe(&m), "comm=a|b|c|… (5 alternatives)");
     }
 
     #[test]

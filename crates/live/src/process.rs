@@ -128,6 +128,20 @@ pub fn stat_field(pid: Pid, n: usize) -> io::Result<String> {
     })
 }
 
+/// CPU time (user + system, all its threads) of process `pid` (fields 14 and 15 of
+/// `/proc/PID/stat`), in nanoseconds.
+pub fn cpu_time_ns(pid: Pid) -> io::Result<u64> {
+    let fields = stat_fields(pid)?;
+    let ticks = |n: usize| -> io::Result<u64> {
+        fields.get(n - 3).and_then(|f| f.parse().ok()).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{}/stat has no field {n}", pid.0))
+        })
+    };
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Ok((ticks(14)? + ticks(15)?) * (1_000_000_000 / hz))
+}
+
 /// The start time of process `pid` (field 22 of `/proc/PID/stat`), in clock ticks since boot.
 pub fn start_time(pid: Pid) -> io::Result<u64> {
     stat_field(pid, 22)?

@@ -736,18 +736,24 @@ impl Runner<'_> {
     /// exits with status 0; killed on a stop or the time limit.
     fn timed(&self, program: &str, args: &[String], capture: bool) -> Result<(f64, String)> {
         let out_path = self.dir.join("out");
-        let out = File::create(&out_path).ctx(|| format!("cannot create {}", out_path.display()))?;
         let mut cmd = Command::new(program);
-        cmd.args(args).stdin(Stdio::null()).stderr(Stdio::null());
-        cmd.stdout(if capture { Stdio::from(out) } else { Stdio::null() });
+        cmd.args(args).stdin(Stdio::null()).stderr(Stdio::null()).stdout(Stdio::null());
+        if capture {
+            let out = File::create(&out_path).ctx(|| format!("cannot create {}", out_path.display()))?;
+            cmd.stdout(out);
+        }
         guard_command(&mut cmd, Vec::new(), libc::SIGKILL, None);
         let what = format!("{program} {}", args.join(" "));
         let t = Instant::now();
         let mut w = Worker::start(&mut cmd, program)?;
         w.wait_or_stop(self.deadline, self.stop, &what)?;
         let wall = t.elapsed().as_secs_f64();
-        let text =
-            std::fs::read_to_string(&out_path).ctx(|| format!("cannot read {}", out_path.display()))?;
+        let text = match capture {
+            true => {
+                std::fs::read_to_string(&out_path).ctx(|| format!("cannot read {}", out_path.display()))?
+            }
+            false => String::new(),
+        };
         Ok((wall, text))
     }
 }
@@ -757,9 +763,8 @@ const HISTOGRAM_US: u32 = 100_000;
 
 /// hackbench's `Time:` line, in seconds.
 fn hackbench_time(out: &str) -> Result<f64> {
-    out.lines()
-        .find_map(|l| l.strip_prefix("Time:"))
-        .and_then(|t| t.trim().parse().ok())
+    crate::validate::hackbench::parse_time(out)
+        .map(|ns| ns as f64 / 1e9)
         .ok_or_else(|| BenchError::Failed(format!("hackbench printed no time: {}", out.trim())))
 }
 
@@ -846,15 +851,7 @@ impl DaemonRun {
 
     /// Its CPU time so far (user + system of all its threads), in seconds.
     fn cpu_s(&self) -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap_or_default();
-        // The fields after the command name (which may hold spaces), from field 3 on.
-        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        // utime and stime are fields 14 and 15: 11 and 12 after the state (field 3).
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        (ticks(11) + ticks(12)) as f64 / hz
+        crate::process::cpu_time_ns(schedlab_model::Pid(self.pid)).unwrap_or(0) as f64 / 1e9
     }
 
     /// Its peak resident set (VmHWM), in KiB.

@@ -174,17 +174,6 @@ fn age_of(info: &ProcInfo) -> Duration {
     now.saturating_sub(Duration::from_millis(info.start_time.saturating_mul(1000) / hz))
 }
 
-/// CPU time (user + system, all threads) of process `pid` from `/proc/PID/stat`, in ns.
-fn cpu_time_of(pid: u32) -> Option<Ns> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    // utime and stime are fields 14 and 15; fields[0] is field 3.
-    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Some(ticks * (1_000_000_000 / hz))
-}
-
 /// A thread's rank for boosting, read from the kernel.
 fn rank_of(tid: Pid) -> Option<Rank> {
     let p = settings::get_policy(tid).ok()?;
@@ -964,7 +953,7 @@ impl<'s> Daemon<'s> {
             if p.class.is_none() && !self.raised.contains_key(&pid) {
                 continue;
             }
-            let r = cpu_time_of(pid).unwrap_or(p.runtime_prev);
+            let r = crate::process::cpu_time_ns(Pid(pid)).unwrap_or(p.runtime_prev);
             // The first reading is the baseline: what it used before is no load now.
             p.load = if p.runtime_prev == 0 { 0.0 } else { r.saturating_sub(p.runtime_prev) as f64 / period };
             p.runtime_prev = r;

@@ -1,8 +1,9 @@
-//! `schedlab bench overhead`: what observing costs a system-call heavy workload.
+//! `schedlab bench overhead`: what observing, and the daemon, cost a system-call heavy
+//! workload.
 
 use std::io::{self, Write};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use schedlab_live::bench::overhead::{run_overhead, Mode, OverheadConfig};
 
@@ -14,20 +15,32 @@ Examples:
   sudo schedlab bench overhead
 
   # the observer against bare only, 3 rounds, as JSON
-  sudo schedlab bench overhead --modes observer --rounds 3 --json";
+  sudo schedlab bench overhead --modes observer --rounds 3 --json
 
-/// The observer's overhead: hackbench bare, under schedlab's observer and under
-/// bpftrace counting system calls as the thesis's DTrace script did.
+  # what schedlab run costs in its steady state, with your configuration
+  sudo schedlab bench overhead --modes watched,daemon --config schedlab.toml";
+
+/// What observing costs: hackbench bare, under schedlab's observer, under bpftrace
+/// counting system calls as the thesis's DTrace script did, and under `schedlab run`.
 ///
 /// rt-tests' `hackbench -g G -l L -p` (processes talking through pipes: hundreds of
-/// thousands of system calls and context switches a second) runs bare, with schedlab's
-/// eBPF observer attached (in this process, with the sinks `schedlab observe` uses), and
-/// with `bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @[pid, comm, args->id] =
-/// count(); }'`, and the floor: a bpftrace program on the same tracepoint whose filter
-/// never holds (`/pid == 0/`), what attaching anything to every system call costs.
-/// Rounds are interleaved (bare, floor, observer, bpftrace, bare, …); the table
-/// gives each mode's median of hackbench's own times and its difference from bare, and
-/// the records the observer lost.
+/// thousands of system calls and context switches a second) runs bare and beside each
+/// mode:
+///
+/// - floor: a bpftrace program on `raw_syscalls:sys_enter` whose filter never holds
+///   (`/pid == 0/`), what attaching anything to every system call costs;
+/// - observer: schedlab's eBPF observer as `schedlab observe` runs it (every switch and
+///   waking, the system-call hook attached; in this process, with observe's sinks);
+/// - watched: the observer as the daemon keeps it (watched mode, no system-call hook,
+///   nothing marked);
+/// - daemon: `schedlab run` (the built-in configuration, or --config) in its steady
+///   state: started for the round, measured once its start-up profiling window closed;
+/// - bpftrace: `bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @[pid, comm,
+///   args->id] = count(); }'`.
+///
+/// Rounds are interleaved (bare, floor, observer, watched, daemon, bpftrace, bare, …);
+/// the table gives each mode's median of hackbench's own times and its difference from
+/// bare, and the records the observer lost.
 ///
 /// Needs root (BPF), hackbench (apt-get install rt-tests) and, for its mode, bpftrace.
 #[derive(Debug, Args)]
@@ -43,19 +56,25 @@ pub struct OverheadOpts {
     #[arg(long, default_value_t = 7)]
     rounds: usize,
     /// The modes besides bare (which is always run), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "floor,observer,bpftrace")]
+    #[arg(long, value_delimiter = ',', default_value = "floor,observer,watched,daemon,bpftrace")]
     modes: Vec<Mode>,
+    /// The daemon's configuration (TOML) in daemon mode [default: the built-in one].
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(opts: &OverheadOpts) -> Result<()> {
+    let (daemon_config, _) = crate::bench_suite::daemon_config(opts.config.as_deref())?;
     let cfg = OverheadConfig {
         groups: opts.groups,
         loops: opts.loops,
         rounds: opts.rounds.max(1),
         modes: opts.modes.clone(),
+        exe: std::env::current_exe().context("cannot find this program's path to start the daemon")?,
+        daemon_config,
         ..OverheadConfig::default()
     };
     let report = run_overhead(&cfg, &mut |round, mode, secs| {
@@ -91,5 +110,8 @@ pub fn run(opts: &OverheadOpts) -> Result<()> {
         ]);
     }
     t.write(&mut out)?;
+    for note in &report.notes {
+        writeln!(out, "note: {note}")?;
+    }
     Ok(())
 }

@@ -99,6 +99,20 @@ pub fn run(_: &SuiteOpts) -> Result<()> {
     anyhow::bail!("schedlab bench suite needs Linux")
 }
 
+/// The daemon's configuration for a benchmark: the text of `path` (checked, so that a
+/// bad file fails before the first run) or the built-in one, and what to call it.
+pub(crate) fn daemon_config(path: Option<&std::path::Path>) -> Result<(String, String)> {
+    Ok(match path {
+        Some(path) => {
+            schedlab_live::config::Config::load(path)?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            (text, path.display().to_string())
+        }
+        None => (schedlab_live::config::DEFAULT.to_string(), "built-in".to_string()),
+    })
+}
+
 #[cfg(target_os = "linux")]
 pub fn run(opts: &SuiteOpts) -> Result<()> {
     use std::time::Duration;
@@ -106,16 +120,7 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
     use indicatif::{ProgressBar, ProgressStyle};
     use schedlab_live::bench::suite::{run_suite, Sizes, SuiteConfig, Workload};
 
-    let (daemon_config, config_name) = match &opts.config {
-        Some(path) => {
-            // Checked here, so that a bad file fails before the first block.
-            schedlab_live::config::Config::load(path)?;
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-            (text, path.display().to_string())
-        }
-        None => (schedlab_live::config::DEFAULT.to_string(), "built-in".to_string()),
-    };
+    let (daemon_config, config_name) = daemon_config(opts.config.as_deref())?;
     let mut workloads: Vec<Workload> = Vec::new();
     for w in if opts.only.is_empty() { Workload::all() } else { opts.only.clone() } {
         if !workloads.contains(&w) {

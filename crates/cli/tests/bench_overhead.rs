@@ -1,14 +1,26 @@
-//! `schedlab bench overhead` end to end: a tiny hackbench, bare and under the observer.
+//! `schedlab bench overhead` end to end: a tiny hackbench, bare, under the observer in
+//! both of its views and under the daemon.
 //! Needs root (BPF) and hackbench; fails with the reason otherwise.
 
 use std::process::Command;
 
 #[test]
-fn overhead_compares_the_observer_with_bare() {
+fn overhead_compares_the_observer_and_the_daemon_with_bare() {
     // SAFETY: no arguments.
     assert_eq!(unsafe { libc::geteuid() }, 0, "bench overhead needs root: the observer loads BPF programs");
     let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(["bench", "overhead", "--groups", "1", "--loops", "20", "--rounds", "2", "--modes", "observer"])
+        .args([
+            "bench",
+            "overhead",
+            "--groups",
+            "1",
+            "--loops",
+            "20",
+            "--rounds",
+            "2",
+            "--modes",
+            "observer,watched,daemon",
+        ])
         .arg("--json")
         .output()
         .expect("schedlab runs");
@@ -17,11 +29,18 @@ fn overhead_compares_the_observer_with_bare() {
     assert_eq!(report["command"], "hackbench -g 1 -l 20 -p");
     let modes = report["modes"].as_array().unwrap();
     let names: Vec<&str> = modes.iter().map(|m| m["mode"].as_str().unwrap()).collect();
-    assert_eq!(names, ["bare", "observer"]);
+    assert_eq!(names, ["bare", "observer", "watched", "daemon"]);
     for m in modes {
         assert_eq!(m["times_s"].as_array().unwrap().len(), 2, "{m}");
         assert!(m["median_s"].as_f64().unwrap() > 0.0, "{m}");
     }
     assert_eq!(modes[0]["vs_bare_pct"], 0.0);
-    assert!(modes[1]["lost_events"].is_u64(), "the observer reports its losses: {}", modes[1]);
+    for m in &modes[1..] {
+        assert!(m["lost_events"].is_u64(), "the observer reports its losses: {m}");
+    }
+    assert!(
+        report["notes"].as_array().unwrap().is_empty(),
+        "the daemon stopped on SIGINT: {}",
+        report["notes"]
+    );
 }

@@ -11,7 +11,9 @@
 //!   bursts); [`SchedEvents::Watched`] records only the blocking switches and the
 //!   wakings of the threads marked with [`Observer::set_watched`], so that a daemon
 //!   observing a machine costs the other switches one task-storage lookup each and no
-//!   record. Exec, fork and exit are always recorded.
+//!   record. While nothing is marked in that mode the switch and waking programs are
+//!   detached altogether: a context switch costs what it costs without schedlab.
+//!   Exec, fork and exit are always recorded.
 //! - What a blocked thread waits for is read at its blocking switch from its saved user
 //!   registers (the call it is in, its first three arguments) and a descriptor is
 //!   resolved to its inode in the kernel, so a [`EventKind::Block`] names its
@@ -304,6 +306,9 @@ pub struct Observer {
     // the map handle it reads, all before the skeleton (whose drop detaches and closes
     // everything else).
     sys_enter: Option<Link>,
+    /// The switch and waking programs' links, attached while they have something to
+    /// record ([`Observer::sched_programs_attached`]).
+    sched_links: Option<[Link; 2]>,
     ring: RingBuffer<'static>,
     _events_map: Box<MapHandle>,
     skel: ObserverSkel<'static>,
@@ -322,6 +327,7 @@ impl std::fmt::Debug for Observer {
             .field("events", &self.events)
             .field("sched_events", &self.sched_events)
             .field("syscall_hook", &self.sys_enter.is_some())
+            .field("sched_programs", &self.sched_links.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -341,8 +347,10 @@ impl Observer {
         rodata.wakeup_bytes = options.wakeup_bytes;
         let bss = open.maps.bss_data.as_deref_mut().expect("the BPF object has .bss");
         bss.watched_only = u8::from(options.sched_events == SchedEvents::Watched);
-        // Loaded always (so that it can be attached later), attached on demand.
+        // Loaded always (so that they can be attached later), attached on demand.
         open.progs.on_sys_enter.set_autoattach(false);
+        open.progs.on_sched_switch.set_autoattach(false);
+        open.progs.on_sched_waking.set_autoattach(false);
         let mut skel = open.load().map_err(bpf("loading the BPF programs into the kernel"))?;
         skel.attach().map_err(bpf("attaching the BPF programs to their tracepoints"))?;
         if let Some(nice) = options.reader_nice {
@@ -373,6 +381,7 @@ impl Observer {
         let ring = builder.build().map_err(bpf("setting up the ring buffer reader"))?;
         let mut observer = Observer {
             sys_enter: None,
+            sched_links: None,
             ring,
             _events_map: handle,
             skel,
@@ -386,6 +395,7 @@ impl Observer {
         if options.syscalls {
             observer.set_syscall_hook(true)?;
         }
+        observer.sync_sched_programs()?;
         Ok(observer)
     }
 
@@ -430,6 +440,37 @@ impl Observer {
             std::ptr::write_volatile(&mut bss.watched_only, u8::from(sched_events == SchedEvents::Watched))
         };
         self.sched_events = sched_events;
+        self.sync_sched_programs()
+    }
+
+    /// Whether the switch and waking programs are attached: always with
+    /// [`SchedEvents::All`], with [`SchedEvents::Watched`] only while some thread is
+    /// marked (with none, each would only return at once, and running it is the cost).
+    pub fn sched_programs_attached(&self) -> bool {
+        self.sched_links.is_some()
+    }
+
+    /// Attaches or detaches the switch and waking programs as
+    /// [`Observer::sched_programs_attached`] says they should be.
+    fn sync_sched_programs(&mut self) -> Result<(), ObserverError> {
+        let wanted = self.sched_events == SchedEvents::All || !self.marked.is_empty();
+        if wanted && self.sched_links.is_none() {
+            let switch = self
+                .skel
+                .progs
+                .on_sched_switch
+                .attach()
+                .map_err(bpf("attaching the sched_switch program"))?;
+            let waking = self
+                .skel
+                .progs
+                .on_sched_waking
+                .attach()
+                .map_err(bpf("attaching the sched_waking program"))?;
+            self.sched_links = Some([switch, waking]);
+        } else if !wanted {
+            self.sched_links = None;
+        }
         Ok(())
     }
 
@@ -548,7 +589,7 @@ impl Observer {
         // SAFETY: a byte of the map's memory, mapped for the skeleton's life; the BPF
         // side only reads it.
         unsafe { std::ptr::write_volatile(&mut bss.any_marked, u8::from(!self.marked.is_empty())) };
-        Ok(())
+        self.sync_sched_programs()
     }
 
     /// Records the kernel side could not put in the full ring buffer.

@@ -721,11 +721,20 @@ fn the_sched_events_can_be_switched_at_run_time() {
     };
     let mut obs = start_with(ObserverOptions::watched());
     assert_eq!(obs.sched_events(), SchedEvents::Watched);
+    assert!(!obs.sched_programs_attached(), "watched mode with nothing marked runs no switch program");
     assert_eq!(blocks_of(&mut obs), 0, "an unwatched sleeper's switches in watched mode");
     obs.set_sched_events(SchedEvents::All).unwrap();
     assert_eq!(obs.sched_events(), SchedEvents::All);
+    assert!(obs.sched_programs_attached());
     let all = blocks_of(&mut obs);
     assert!(all >= 10, "the sleeper blocked {all} times in all mode");
     obs.set_sched_events(SchedEvents::Watched).unwrap();
+    assert!(!obs.sched_programs_attached(), "detached again");
     assert_eq!(blocks_of(&mut obs), 0, "back in watched mode");
+    // A mark attaches them; the last mark gone detaches them.
+    let me = gettid();
+    obs.set_watched(me, true).unwrap();
+    assert!(obs.sched_programs_attached(), "a marked thread needs its switches seen");
+    obs.set_watched(me, false).unwrap();
+    assert!(!obs.sched_programs_attached());
 }

@@ -662,10 +662,16 @@ impl Lines {
     }
 }
 
+/// How long a daemon runs after its start-up window before a workload is measured.
+const DAEMON_SETTLE: Duration = Duration::from_secs(1);
+/// The longest [`Daemon::wait_steady`] waits for the start-up profiling window to close.
+const PROFILING_LIMIT: Duration = Duration::from_secs(15);
+
 /// `schedlab run`, stopped (SIGINT, then SIGKILL) when dropped.
 pub(crate) struct Daemon {
     child: Option<Child>,
     socket: PathBuf,
+    store: PathBuf,
     log: PathBuf,
 }
 
@@ -688,7 +694,7 @@ impl Daemon {
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log_file);
         guard_command(&mut cmd, Vec::new(), libc::SIGINT, None);
         let child = cmd.spawn().ctx(|| format!("cannot start {} run", exe.display()))?;
-        let mut daemon = Daemon { child: Some(child), socket, log };
+        let mut daemon = Daemon { child: Some(child), socket, store, log };
         let limit = deadline.min(Instant::now() + DAEMON_START_LIMIT);
         loop {
             if UnixStream::connect(&daemon.socket).is_ok() {
@@ -715,6 +721,47 @@ impl Daemon {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Waits for its steady state: its start-up profiling window (the processes running
+    /// at its start) closed, then [`DAEMON_SETTLE`]. Restoring, loading BPF and
+    /// profiling what runs at its start are a one-time cost of a daemon that runs for
+    /// months, not what a workload should measure. `sleep` waits (and may fail: a stop
+    /// flag, a deadline).
+    pub(crate) fn wait_steady(&mut self, sleep: &mut dyn FnMut(Duration) -> Result<()>) -> Result<()> {
+        let waiting = Instant::now();
+        while waiting.elapsed() < PROFILING_LIMIT {
+            let line = self.stats_line()?;
+            let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap_or_default();
+            if v.get("profiling").and_then(serde_json::Value::as_bool) != Some(true) {
+                break;
+            }
+            sleep(Duration::from_millis(100))?;
+        }
+        sleep(DAEMON_SETTLE)
+    }
+
+    /// Stops it ([`Daemon::stop`]); one that had to be killed is followed by `exe
+    /// restore` on its store, so that nothing is left changed: then the note saying so.
+    pub(crate) fn stop_and_restore(&mut self, exe: &Path) -> Result<Option<String>> {
+        let (killed, status) = self.stop()?;
+        if !killed {
+            return Ok(None);
+        }
+        let ok = Command::new(exe)
+            .arg("restore")
+            .arg("--store")
+            .arg(&self.store)
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return Err(BenchError::Failed(format!(
+                "schedlab run was killed and `schedlab restore --store {}` failed: check the machine",
+                self.store.display()
+            )));
+        }
+        Ok(Some(format!("schedlab run ignored SIGINT and was killed ({status}); schedlab restore ran")))
     }
 
     /// Its pid, while it runs.

@@ -2,15 +2,22 @@
 //! `hackbench -g G -l L -p`, bare, under schedlab's observer, under bpftrace counting
 //! system calls the way the thesis's DTrace script did (`@[pid, comm, args->id] =
 //! count()`), and under the floor: a bpftrace program on the same tracepoint that does
-//! nothing, which measures what attaching anything to every system call costs. Rounds are interleaved (bare, observer, bpftrace, bare, …) so that drifts
-//! of the machine hit every mode alike; each mode's median is compared with bare's.
+//! nothing, which measures what attaching anything to every system call costs; and
+//! what the daemon costs in its steady state: the observer as `schedlab run` keeps it
+//! (watched mode, no system-call hook, nothing marked), and `schedlab run` itself.
+//! Rounds are interleaved (bare, floor, observer, watched, daemon, bpftrace, bare, …)
+//! so that drifts of the machine hit every mode alike; each mode's median is compared
+//! with bare's.
 //!
 //! The observer runs in this process, on its own thread, with the sinks `schedlab
 //! observe` uses (per-thread activity and SWAP's dependency recorder), so its cost is
 //! the observer's and not a command's start-up; it is attached before hackbench starts
 //! (`Observer::start` returns once the programs are attached). bpftrace is ready when it
-//! prints `Attaching 1 probe...`.
+//! prints `Attaching 1 probe...`. The daemon is started for each of its rounds (its own
+//! store and socket in a temporary directory) and measured from its steady state on:
+//! its start-up profiling window closed, then a second (as in `bench suite`).
 
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -20,7 +27,7 @@ use std::time::{Duration, Instant};
 use schedlab_model::{Event, EventSink};
 use serde::Serialize;
 
-use super::deps::{guard_command, Worker};
+use super::deps::{self, guard_command, TempDir, Worker};
 use super::{BenchError, Context, Result};
 use crate::activity::Activity;
 use crate::dependencies::DependencyRecorder;
@@ -45,11 +52,17 @@ pub enum Mode {
     Bpftrace,
     /// bpftrace with [`FLOOR_PROGRAM`].
     Floor,
+    /// schedlab's observer as the daemon keeps it: watched mode, no system-call hook,
+    /// nothing marked.
+    Watched,
+    /// `schedlab run` in its steady state.
+    Daemon,
 }
 
 impl Mode {
     /// Every mode, in the order rounds run them.
-    pub const ALL: [Mode; 4] = [Mode::Bare, Mode::Floor, Mode::Observer, Mode::Bpftrace];
+    pub const ALL: [Mode; 6] =
+        [Mode::Bare, Mode::Floor, Mode::Observer, Mode::Watched, Mode::Daemon, Mode::Bpftrace];
 
     /// The mode's name.
     pub fn name(self) -> &'static str {
@@ -58,6 +71,8 @@ impl Mode {
             Mode::Observer => "observer",
             Mode::Bpftrace => "bpftrace",
             Mode::Floor => "floor",
+            Mode::Watched => "watched",
+            Mode::Daemon => "daemon",
         }
     }
 }
@@ -66,10 +81,10 @@ impl std::str::FromStr for Mode {
     type Err = String;
 
     fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| format!("'{s}' is not a mode: use bare, floor, observer or bpftrace"))
+        Mode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
+            format!("'{s}' is not a mode: use one of {}", names.join(", "))
+        })
     }
 }
 
@@ -86,16 +101,23 @@ pub struct OverheadConfig {
     pub modes: Vec<Mode>,
     /// The longest the whole benchmark may take.
     pub time_limit: Duration,
+    /// The `schedlab` binary and the configuration (TOML text) of [`Mode::Daemon`].
+    pub exe: PathBuf,
+    pub daemon_config: String,
 }
 
 impl Default for OverheadConfig {
+    /// Every mode; the daemon with the built-in configuration, started from this
+    /// process's own executable.
     fn default() -> Self {
         OverheadConfig {
             groups: 10,
             loops: 100,
             rounds: 7,
             modes: Mode::ALL.to_vec(),
-            time_limit: Duration::from_secs(600),
+            time_limit: Duration::from_secs(900),
+            exe: std::env::current_exe().unwrap_or_default(),
+            daemon_config: crate::config::DEFAULT.to_string(),
         }
     }
 }
@@ -109,7 +131,7 @@ pub struct ModeResult {
     pub median_s: f64,
     /// The median's difference from bare's, in percent.
     pub vs_bare_pct: f64,
-    /// Records the observer lost (observer mode only).
+    /// Records the observer lost (the observer's and the daemon's modes only).
     pub lost_events: Option<u64>,
 }
 
@@ -120,6 +142,8 @@ pub struct OverheadReport {
     pub command: String,
     pub rounds: usize,
     pub modes: Vec<ModeResult>,
+    /// What went wrong without spoiling the figures (a daemon that had to be killed).
+    pub notes: Vec<String>,
 }
 
 /// The observer on its own thread, draining into `schedlab observe`'s sinks until
@@ -140,18 +164,13 @@ impl EventSink for ObserveSinks {
 }
 
 impl ObserverThread {
-    /// Starts the observer and returns once its programs are attached.
-    fn start() -> Result<ObserverThread> {
+    /// Starts the observer with `options` and returns once its programs are attached.
+    fn start(options: ObserverOptions) -> Result<ObserverThread> {
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready_rx) = mpsc::channel();
         let flag = Arc::clone(&stop);
         let thread = std::thread::spawn(move || -> Result<u64> {
-            // `schedlab observe`'s view: every switch and waking, the system-call hook on.
-            let started = Observer::start(ObserverOptions {
-                syscalls: true,
-                sched_events: SchedEvents::All,
-                ..ObserverOptions::default()
-            });
+            let started = Observer::start(options);
             let mut observer = match started {
                 Ok(o) => {
                     let _ = ready_tx.send(Ok(()));
@@ -189,13 +208,31 @@ enum Tracer {
     None,
     Observer(ObserverThread),
     Bpftrace(Worker),
+    Daemon(deps::Daemon),
 }
 
 impl Tracer {
-    fn start(mode: Mode, deadline: Instant) -> Result<Tracer> {
+    fn start(mode: Mode, cfg: &OverheadConfig, dir: &TempDir, deadline: Instant) -> Result<Tracer> {
         Ok(match mode {
             Mode::Bare => Tracer::None,
-            Mode::Observer => Tracer::Observer(ObserverThread::start()?),
+            // `schedlab observe`'s view: every switch and waking, the system-call hook on.
+            Mode::Observer => Tracer::Observer(ObserverThread::start(ObserverOptions {
+                syscalls: true,
+                sched_events: SchedEvents::All,
+                ..ObserverOptions::default()
+            })?),
+            Mode::Watched => Tracer::Observer(ObserverThread::start(ObserverOptions::watched())?),
+            Mode::Daemon => {
+                let mut daemon = deps::Daemon::start(&cfg.exe, &cfg.daemon_config, dir.path(), deadline)?;
+                daemon.wait_steady(&mut |d| {
+                    if Instant::now() + d > deadline {
+                        return Err(BenchError::Failed("the time limit passed starting the daemon".into()));
+                    }
+                    std::thread::sleep(d);
+                    Ok(())
+                })?;
+                Tracer::Daemon(daemon)
+            }
             Mode::Bpftrace | Mode::Floor => {
                 let program = if mode == Mode::Floor { FLOOR_PROGRAM } else { BPFTRACE_PROGRAM };
                 let mut cmd = Command::new("bpftrace");
@@ -209,11 +246,17 @@ impl Tracer {
         })
     }
 
-    /// Stops the tracer: the observer's lost records, if it was the observer.
-    fn stop(self, deadline: Instant) -> Result<Option<u64>> {
+    /// Stops the tracer: the records the observer (or the daemon's) lost, if it was
+    /// one; a note when the daemon had to be killed.
+    fn stop(self, cfg: &OverheadConfig, deadline: Instant, notes: &mut Vec<String>) -> Result<Option<u64>> {
         match self {
             Tracer::None => Ok(None),
             Tracer::Observer(o) => o.stop().map(Some),
+            Tracer::Daemon(mut d) => {
+                let lost = d.stats_line().and_then(|l| deps::parse_stats(&l)).map(|(_, lost)| lost);
+                notes.extend(d.stop_and_restore(&cfg.exe)?);
+                lost.map(Some)
+            }
             Tracer::Bpftrace(mut w) => {
                 // SAFETY: bpftrace leads its own process group (guard_command).
                 unsafe { libc::kill(w.pid(), libc::SIGINT) };
@@ -280,11 +323,13 @@ pub fn run_overhead(
     modes.extend(cfg.modes.iter().copied().filter(|&m| m != Mode::Bare));
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut lost: Vec<Option<u64>> = vec![None; modes.len()];
+    let mut notes = Vec::new();
+    let dir = TempDir::new()?;
     for round in 0..cfg.rounds {
         for (i, &mode) in modes.iter().enumerate() {
-            let tracer = Tracer::start(mode, deadline)?;
+            let tracer = Tracer::start(mode, cfg, &dir, deadline)?;
             let t = hackbench(cfg, deadline);
-            let stopped = tracer.stop(deadline)?;
+            let stopped = tracer.stop(cfg, deadline, &mut notes)?;
             let t = t?;
             if let Some(n) = stopped {
                 *lost[i].get_or_insert(0) += n;
@@ -307,6 +352,7 @@ pub fn run_overhead(
         command: format!("hackbench -g {} -l {} -p", cfg.groups, cfg.loops),
         rounds: cfg.rounds,
         modes: results,
+        notes,
     })
 }
 

@@ -50,10 +50,6 @@ pub const LOSS_RATIO: f64 = 1.03;
 pub const LOSS_UPPER: f64 = 1.05;
 /// Resamples of the bootstrap interval.
 const BOOTSTRAP_RESAMPLES: usize = 4000;
-/// How long the daemon runs after its start-up window before the first workload.
-const DAEMON_SETTLE: Duration = Duration::from_secs(1);
-/// The longest the suite waits for the daemon's start-up profiling window to close.
-const PROFILING_LIMIT: Duration = Duration::from_secs(15);
 
 /// What a workload is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -829,21 +825,11 @@ struct DaemonRun {
 }
 
 impl DaemonRun {
-    /// Starts the daemon and waits for its steady state: its start-up profiling window
-    /// (the processes running at its start) closed, then [`DAEMON_SETTLE`].
+    /// Starts the daemon and waits for its steady state ([`deps::Daemon::wait_steady`]).
     fn start(r: &Runner) -> Result<DaemonRun> {
         let mut daemon = deps::Daemon::start(&r.cfg.exe, &r.cfg.daemon_config, r.dir, r.deadline)?;
         let pid = daemon.pid().ok_or_else(|| BenchError::Failed("schedlab run is not running".into()))?;
-        let waiting = Instant::now();
-        while waiting.elapsed() < PROFILING_LIMIT {
-            let line = daemon.stats_line()?;
-            let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap_or_default();
-            if v.get("profiling").and_then(serde_json::Value::as_bool) != Some(true) {
-                break;
-            }
-            r.sleep(Duration::from_millis(100))?;
-        }
-        r.sleep(DAEMON_SETTLE)?;
+        daemon.wait_steady(&mut |d| r.sleep(d))?;
         let mut run = DaemonRun { daemon, pid, started: Instant::now(), cpu_at_start: 0.0 };
         run.cpu_at_start = run.cpu_s();
         Ok(run)
@@ -876,25 +862,7 @@ impl DaemonRun {
             }
             Err(e) => notes.push(format!("the daemon's stats could not be read: {e}")),
         }
-        let (killed, status) = self.daemon.stop()?;
-        if killed {
-            notes
-                .push(format!("schedlab run ignored SIGINT and was killed ({status}); schedlab restore ran"));
-            let store = r.dir.join("schedlab.db");
-            let ok = Command::new(&r.cfg.exe)
-                .arg("restore")
-                .arg("--store")
-                .arg(&store)
-                .stdout(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if !ok {
-                return Err(BenchError::Failed(format!(
-                    "schedlab run was killed and `schedlab restore --store {}` failed: check the machine",
-                    store.display()
-                )));
-            }
-        }
+        notes.extend(self.daemon.stop_and_restore(&r.cfg.exe)?);
         Ok(())
     }
 }

@@ -79,7 +79,7 @@ pub fn run(opts: &ClassifyOpts) -> Result<()> {
         .processes
         .iter()
         .map(|p| {
-            let features = p.profile(report.duration_ns).features();
+            let features = p.profile().features();
             let (class, confidence) = model.predict(&features);
             let assigned = clusters.as_ref().map(|c| c.assign(&features));
             Classified {

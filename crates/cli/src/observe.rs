@@ -13,6 +13,7 @@ use schedlab_behavior::learn::{long_to_arff, Dataset, FeatureVector, LongRecord,
 use schedlab_live::activity::Activity;
 use schedlab_live::dependencies::{Dependency, DependencyRecorder};
 use schedlab_live::process::{tgid_of, ProcInfo};
+use schedlab_live::profile;
 use schedlab_model::{Event, EventSink, Ns, Pid, Resource};
 use schedlab_store::{
     Burst, DependencyEdge, DurationStats, Process, ProcessKey, Store, SyscallCount, Window,
@@ -114,25 +115,59 @@ pub(crate) struct ProcessReport {
     nvcsw: u64,
     nivcsw: u64,
     bursts: Bursts,
-    /// Every run burst, shortest first.
+    /// The process as the learning code sees it (its run bursts shortest first), from
+    /// the builder the daemon uses too ([`schedlab_live::profile`]).
     #[serde(skip)]
-    all_bursts: Vec<Ns>,
+    profile: ProcessProfile,
 }
 
 impl ProcessReport {
-    /// The process as the learning code sees it.
-    pub(crate) fn profile(&self, window_ns: Ns) -> ProcessProfile {
-        ProcessProfile {
-            name: self.comm.clone(),
-            window_secs: window_ns as f64 / 1e9,
-            syscalls: self.ranked.iter().cloned().collect(),
-            voluntary_switches: self.nvcsw,
-            involuntary_switches: self.nivcsw,
-            run_bursts_ns: self.all_bursts.clone(),
-            runtime_ns: self.runtime_ns,
-            sleep_ns: self.sleep_ns,
+    /// The report of one process from its profile.
+    fn new(pid: u32, exe: String, profile: ProcessProfile) -> ProcessReport {
+        let mut ranked: Vec<(String, u64)> = profile.syscalls.iter().map(|(c, &n)| (c.clone(), n)).collect();
+        ranked.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+        let syscalls = ranked.iter().map(|(name, n)| (name.clone(), serde_json::Value::from(*n))).collect();
+        let b = &profile.run_bursts_ns;
+        let mean = if b.is_empty() { 0 } else { b.iter().sum::<Ns>() / b.len() as Ns };
+        ProcessReport {
+            pid,
+            comm: profile.name.clone(),
+            exe,
+            syscalls,
+            ranked,
+            runtime_ns: profile.runtime_ns,
+            sleep_ns: profile.sleep_ns,
+            nvcsw: profile.voluntary_switches,
+            nivcsw: profile.involuntary_switches,
+            bursts: Bursts { count: b.len(), mean_ns: mean, p90_ns: percentile(b, 0.9) },
+            profile,
         }
     }
+
+    /// The process as the learning code sees it.
+    pub(crate) fn profile(&self) -> &ProcessProfile {
+        &self.profile
+    }
+}
+
+/// Every process of a window that `wanted` keeps, busiest first: named by `comm_of`,
+/// their programs by `exe_of`.
+fn process_reports(
+    window: &profile::Window,
+    tgid_of: impl Fn(u32) -> u32,
+    comm_of: impl Fn(u32) -> String,
+    exe_of: impl Fn(u32) -> String,
+    wanted: impl Fn(u32) -> bool,
+) -> Vec<ProcessReport> {
+    let mut processes: Vec<ProcessReport> = profile::profiles(window, tgid_of, wanted)
+        .into_iter()
+        .map(|(pid, mut p)| {
+            p.name = comm_of(pid);
+            ProcessReport::new(pid, exe_of(pid), p)
+        })
+        .collect();
+    processes.sort_by(|a, b| b.runtime_ns.cmp(&a.runtime_ns).then(a.pid.cmp(&b.pid)));
+    processes
 }
 
 #[derive(Debug, Serialize)]
@@ -211,11 +246,8 @@ pub fn run(opts: &ObserveOpts) -> Result<()> {
                 .collect();
             long_to_arff("schedlab-observe", &records)
         } else {
-            let rows: Vec<(String, FeatureVector, Option<String>)> = report
-                .processes
-                .iter()
-                .map(|p| (p.comm.clone(), p.profile(report.duration_ns).features(), None))
-                .collect();
+            let rows: Vec<(String, FeatureVector, Option<String>)> =
+                report.processes.iter().map(|p| (p.comm.clone(), p.profile().features(), None)).collect();
             Dataset::from_vectors("schedlab-observe", &rows).to_arff()
         };
         std::fs::write(path, arff.write()).with_context(|| format!("cannot write {}", path.display()))?;
@@ -280,7 +312,7 @@ fn keep(store: &Store, r: &Report) -> Result<()> {
             max_ns: v.iter().copied().max().unwrap_or(0),
         };
         let wait = DurationStats { count: p.nvcsw, total_ns: p.sleep_ns, min_ns: 0, max_ns: 0 };
-        store.insert_burst(&Burst { window, key, run: stats(&p.all_bursts), wait })?;
+        store.insert_burst(&Burst { window, key, run: stats(&p.profile.run_bursts_ns), wait })?;
     }
     let key_of = |pid: u32| keys.get(&pid).copied().unwrap_or(ProcessKey { pid: Pid(pid), start_time: 0 });
     for d in &r.dependencies {
@@ -351,75 +383,17 @@ pub(crate) fn observe_window(window_ns: Ns, pids: &[u32]) -> Result<Report> {
             .unwrap_or_default()
     };
     let wanted = |tgid: u32| pids.is_empty() || pids.contains(&tgid);
-
-    #[derive(Default)]
-    struct Acc {
-        runtime: Ns,
-        sleep: Ns,
-        nvcsw: u64,
-        nivcsw: u64,
-        bursts: Vec<Ns>,
-        syscalls: Vec<(u32, u64)>,
-    }
-    let mut procs: HashMap<u32, Acc> = HashMap::new();
-    for (pid, t) in &stats.threads {
-        let tgid = tgid_of(pid.0);
-        if !wanted(tgid) {
-            continue;
-        }
-        let a = procs.entry(tgid).or_default();
-        a.runtime += t.runtime;
-        a.sleep += t.sleep;
-        a.nvcsw += t.nvcsw;
-        a.nivcsw += t.nivcsw;
-        a.bursts.extend_from_slice(&t.bursts);
-    }
-    for (&(tgid, nr), &n) in &counts {
-        if wanted(tgid) {
-            procs.entry(tgid).or_default().syscalls.push((nr, n));
-        }
-    }
-    let mut processes: Vec<ProcessReport> = procs
-        .into_iter()
-        .map(|(pid, mut a)| {
-            a.bursts.sort_unstable();
-            a.syscalls.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
-            let mean =
-                if a.bursts.is_empty() { 0 } else { a.bursts.iter().sum::<Ns>() / a.bursts.len() as Ns };
-            let exe = observer
-                .task(pid)
-                .and_then(|t| t.exe.clone())
-                .or_else(|| {
-                    std::fs::read_link(format!("/proc/{pid}/exe")).ok().map(|p| p.display().to_string())
-                })
-                .unwrap_or_default();
-            let ranked: Vec<(String, u64)> = a
-                .syscalls
-                .iter()
-                .map(|&(nr, n)| {
-                    let name = schedlab_model::syscall_name(nr)
-                        .map_or_else(|| format!("syscall_{nr}"), str::to_string);
-                    (name, n)
-                })
-                .collect();
-            let syscalls =
-                ranked.iter().map(|(name, n)| (name.clone(), serde_json::Value::from(*n))).collect();
-            ProcessReport {
-                pid,
-                comm: comm_of(pid),
-                exe,
-                syscalls,
-                ranked,
-                runtime_ns: a.runtime,
-                sleep_ns: a.sleep,
-                nvcsw: a.nvcsw,
-                nivcsw: a.nivcsw,
-                bursts: Bursts { count: a.bursts.len(), mean_ns: mean, p90_ns: percentile(&a.bursts, 0.9) },
-                all_bursts: a.bursts,
-            }
-        })
-        .collect();
-    processes.sort_by(|a, b| b.runtime_ns.cmp(&a.runtime_ns).then(a.pid.cmp(&b.pid)));
+    let exe_of = |pid: u32| -> String {
+        observer
+            .task(pid)
+            .and_then(|t| t.exe.clone())
+            .or_else(|| std::fs::read_link(format!("/proc/{pid}/exe")).ok().map(|p| p.display().to_string()))
+            .unwrap_or_default()
+    };
+    let none = HashMap::new();
+    let window =
+        profile::Window { length_ns: duration_ns, counts: &counts, baseline: &none, activity: &stats };
+    let processes = process_reports(&window, tgid_of, comm_of, exe_of, wanted);
 
     let dependencies: Vec<DependencyReport> = deps
         .dependencies()
@@ -524,19 +498,20 @@ mod tests {
             duration_ns: 1_000_000_000,
             events: 7,
             lost_events: 0,
-            processes: vec![ProcessReport {
-                pid: me,
-                comm: "test".into(),
-                exe: String::new(),
-                syscalls: serde_json::Map::new(),
-                ranked: vec![("read".into(), 5), ("write".into(), 2)],
-                runtime_ns: 30,
-                sleep_ns: 60,
-                nvcsw: 2,
-                nivcsw: 0,
-                bursts: Bursts { count: 2, mean_ns: 15, p90_ns: 20 },
-                all_bursts: vec![10, 20],
-            }],
+            processes: vec![ProcessReport::new(
+                me,
+                String::new(),
+                ProcessProfile {
+                    name: "test".into(),
+                    window_secs: 1.0,
+                    syscalls: [("read".to_string(), 5), ("write".to_string(), 2)].into(),
+                    voluntary_switches: 2,
+                    involuntary_switches: 0,
+                    run_bursts_ns: vec![10, 20],
+                    runtime_ns: 30,
+                    sleep_ns: 60,
+                },
+            )],
             dependencies: vec![DependencyReport {
                 requester: TaskRef { pid: me, comm: "test".into() },
                 provider: TaskRef { pid: 1, comm: "init".into() },
@@ -556,6 +531,34 @@ mod tests {
         assert_eq!(store.bursts(w).unwrap()[0].run.total_ns, 30);
         assert_eq!(store.dependency_edges(w).unwrap()[0].confidence, 21);
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn the_report_gives_the_model_what_the_daemon_gives_it() {
+        use schedlab_model::{EventKind, PrevState};
+        let mut activity = Activity::default();
+        for (time, prev, prev_state, next) in
+            [(0, 0, PrevState::Runnable, 7), (40, 7, PrevState::Runnable, 8), (90, 8, PrevState::Blocked, 7)]
+        {
+            let kind = EventKind::Switch { cpu: 0, prev: Pid(prev), prev_state, next: Pid(next) };
+            activity.event(&Event { time, kind });
+        }
+        let read = schedlab_model::syscall_nr("read").unwrap();
+        let counts = HashMap::from([((7, read), 9), ((7, 4000), 1)]);
+        let none = HashMap::new();
+        let window =
+            profile::Window { length_ns: 1_000, counts: &counts, baseline: &none, activity: &activity };
+        let tgid_of = |t: u32| if t == 8 { 7 } else { t };
+        let reports = process_reports(&window, tgid_of, |_| "prog".into(), |_| String::new(), |_| true);
+        let mut served = profile::profiles(&window, tgid_of, |_| true).remove(&7).unwrap();
+        served.name = "prog".into();
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].profile().features(), served.features(), "the same features both ways");
+        // And the report says what the profile holds.
+        let r = &reports[0];
+        assert_eq!((r.pid, r.nvcsw, r.nivcsw, r.runtime_ns), (7, 1, 1, 90));
+        assert_eq!(r.ranked, [("read".to_string(), 9), ("syscall_4000".to_string(), 1)]);
+        assert_eq!(r.syscalls["read"], 9);
     }
 
     #[test]

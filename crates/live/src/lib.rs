@@ -1,8 +1,9 @@
 //! The live world on Linux: the eBPF observer ([`observer`], Linux only), the
 //! dependencies SWAP finds in its events ([`dependencies`]) and the peers of UNIX
 //! sockets they need ([`socket_peers`], Linux only), and the daemon's configuration
-//! ([`config`]), and the cpuset cgroups the actuator moves processes into ([`cgroup`],
-//! Linux only).
+//! ([`config`]), the cpuset cgroups the actuator moves processes into ([`cgroup`],
+//! Linux only), and the model's process profiles from an observation window
+//! ([`profile`]), the same for `observe` and the daemon.
 
 pub mod activity;
 #[cfg(target_os = "linux")]
@@ -19,6 +20,7 @@ pub mod dependencies;
 pub mod observer;
 #[cfg(target_os = "linux")]
 pub mod process;
+pub mod profile;
 #[cfg(target_os = "linux")]
 pub mod settings;
 #[cfg(target_os = "linux")]

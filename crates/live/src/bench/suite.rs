@@ -17,7 +17,12 @@
 //! Each workload's metric is compared per round (schedlab's value over the same round's
 //! bare value: neighbouring blocks, so the ratio is paired); the reported ratio is the
 //! median of the per-round ratios, with a 95 % bootstrap interval of that median.
-//! Lower is better for every metric. The verdict follows the rule of the live world:
+//! Wake-up latency quantiles are the exception: the tail of one run is a handful of
+//! its samples, and the machine's own hiccups (a neighbour, the host) put whole runs
+//! of either side into a slow mode, so the median of per-round p99 ratios swings with
+//! them. There the ratio is that of the quantiles of all the rounds' wake-ups pooled
+//! per side, and its interval comes from resampling whole rounds (both sides of a
+//! round together, keeping the pairing). Lower is better for every metric. The verdict follows the rule of the live world:
 //!
 //! - **loss**: the ratio is above [`LOSS_RATIO`] or the interval reaches above
 //!   [`LOSS_UPPER`] (not shown to be harmless);
@@ -27,6 +32,7 @@
 //! Every child runs in its own process group and is killed with it on a time limit, on
 //! an error and on Ctrl-C (the `stop` flag), so nothing outlives the suite.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -50,6 +56,8 @@ pub const LOSS_RATIO: f64 = 1.03;
 pub const LOSS_UPPER: f64 = 1.05;
 /// Resamples of the bootstrap interval.
 const BOOTSTRAP_RESAMPLES: usize = 4000;
+/// Resamples of a pooled latency quantile's interval (each merges every round picked).
+const POOLED_RESAMPLES: usize = 2000;
 
 /// What a workload is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -102,6 +110,14 @@ impl Workload {
             Workload::Make => "make".into(),
             Workload::Wakeup => "wakeup".into(),
             Workload::Deps(kind) => format!("deps-{kind}"),
+        }
+    }
+
+    /// For a latency workload, the quantile each metric is.
+    fn quantiles(self) -> Option<&'static [f64]> {
+        match self {
+            Workload::Wakeup => Some(&[0.5, 0.99]),
+            _ => None,
         }
     }
 
@@ -261,9 +277,12 @@ pub struct Row {
     /// Each round's value, bare and under schedlab (lower is better).
     pub bare: Vec<f64>,
     pub schedlab: Vec<f64>,
+    /// Each side's median over the rounds (for a latency quantile: the quantile of
+    /// all the rounds' samples pooled).
     pub bare_median: f64,
     pub schedlab_median: f64,
-    /// The median of the per-round ratios schedlab / bare, and its 95 % interval.
+    /// The median of the per-round ratios schedlab / bare (for a latency quantile: the
+    /// ratio of the pooled quantiles), and its 95 % interval.
     pub ratio: f64,
     pub ci_low: f64,
     pub ci_high: f64,
@@ -344,8 +363,11 @@ pub fn run_suite(
     let total = cfg.rounds * (2 * per_block + deps_kinds.len()) + usize::from(!cfg.idle.is_zero());
     let mut at = Progress { done: 0, total, round: 0, side: Side::Bare, what: String::new() };
 
-    // values[side][workload] = one Vec of metric values per round.
+    // values[side][workload] = one Vec of metric values per round; latencies likewise,
+    // for the workloads that measure them.
     let mut values: [Vec<Vec<Vec<f64>>>; 2] =
+        [vec![Vec::new(); cfg.workloads.len()], vec![Vec::new(); cfg.workloads.len()]];
+    let mut latencies: [Vec<Vec<Latencies>>; 2] =
         [vec![Vec::new(); cfg.workloads.len()], vec![Vec::new(); cfg.workloads.len()]];
     let mut unloaded: Vec<Vec<f64>> = vec![Vec::new(); deps_kinds.len()];
     let mut cost = DaemonCost::default();
@@ -366,8 +388,9 @@ pub fn run_suite(
                 runner.check()?;
                 at.what = w.name();
                 progress(&at);
-                let v = runner.run(w)?;
+                let (v, l) = runner.run(w)?;
                 values[side as usize][i].push(v);
+                latencies[side as usize][i].extend(l);
                 at.done += 1;
             }
             if side == Side::Bare {
@@ -408,7 +431,10 @@ pub fn run_suite(
         for (m, &(metric, unit)) in w.metrics().iter().enumerate() {
             let bare: Vec<f64> = values[0][i].iter().map(|v| v[m]).collect();
             let schedlab: Vec<f64> = values[1][i].iter().map(|v| v[m]).collect();
-            let mut row = compare(&w.name(), metric, unit, bare, schedlab);
+            let mut row = match w.quantiles() {
+                Some(q) => compare_pooled(&w.name(), metric, unit, q[m], &latencies[0][i], &latencies[1][i]),
+                None => compare(&w.name(), metric, unit, bare, schedlab),
+            };
             if let Workload::Deps(kind) = w {
                 let k = deps_kinds.iter().position(|&d| d == kind).expect("listed");
                 let base = median(&unloaded[k]);
@@ -448,6 +474,55 @@ pub fn compare(workload: &str, metric: &str, unit: &str, bare: Vec<f64>, schedla
         schedlab_median: median(&schedlab),
         bare,
         schedlab,
+        ratio,
+        ci_low,
+        ci_high,
+        verdict: Verdict::of(ratio, ci_high),
+        bare_vs_unloaded: None,
+        schedlab_vs_unloaded: None,
+    }
+}
+
+/// A row of a latency quantile `q` from each side's per-round latencies (paired by
+/// round): the ratio of the quantiles of all rounds pooled, its interval from
+/// resampling rounds (see the module's documentation).
+pub fn compare_pooled(
+    workload: &str,
+    metric: &str,
+    unit: &str,
+    q: f64,
+    bare: &[Latencies],
+    schedlab: &[Latencies],
+) -> Row {
+    let rounds = bare.len().min(schedlab.len());
+    let pooled = |side: &[Latencies], picks: &[usize]| {
+        Latencies::pooled_quantile(&picks.iter().map(|&r| &side[r]).collect::<Vec<_>>(), q)
+    };
+    let all: Vec<usize> = (0..rounds).collect();
+    let (bare_q, schedlab_q) = (pooled(bare, &all), pooled(schedlab, &all));
+    let ratio = schedlab_q / bare_q;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(0x005e_edab);
+    let mut picks = vec![0; rounds];
+    let mut ratios: Vec<f64> = (0..if rounds > 1 { POOLED_RESAMPLES } else { 0 })
+        .map(|_| {
+            for p in picks.iter_mut() {
+                *p = rng.random_range(0..rounds);
+            }
+            pooled(schedlab, &picks) / pooled(bare, &picks)
+        })
+        .filter(|r| r.is_finite())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let (ci_low, ci_high) =
+        if ratios.is_empty() { (ratio, ratio) } else { (quantile(&ratios, 0.025), quantile(&ratios, 0.975)) };
+    Row {
+        workload: workload.to_string(),
+        metric: metric.to_string(),
+        unit: unit.to_string(),
+        bare: bare.iter().map(|l| l.quantile(q)).collect(),
+        schedlab: schedlab.iter().map(|l| l.quantile(q)).collect(),
+        bare_median: bare_q,
+        schedlab_median: schedlab_q,
         ratio,
         ci_low,
         ci_high,
@@ -633,66 +708,75 @@ impl Runner<'_> {
     }
 
     /// Runs one workload: its metric values.
-    fn run(&self, w: Workload) -> Result<Vec<f64>> {
+    /// Runs one workload: its metrics, and its latencies if it measures them.
+    fn run(&self, w: Workload) -> Result<(Vec<f64>, Option<Latencies>)> {
         let s = &self.cfg.sizes;
         let ncpus = self.cpus.len().to_string();
-        Ok(match w {
-            Workload::Hackbench { pipe, threads } => {
-                let mut args = vec!["-g".to_string(), s.hackbench_groups.to_string()];
-                args.extend(["-l".to_string(), s.hackbench_loops.to_string()]);
-                if pipe {
-                    args.push("-p".into());
+        Ok((
+            match w {
+                Workload::Hackbench { pipe, threads } => {
+                    let mut args = vec!["-g".to_string(), s.hackbench_groups.to_string()];
+                    args.extend(["-l".to_string(), s.hackbench_loops.to_string()]);
+                    if pipe {
+                        args.push("-p".into());
+                    }
+                    if threads {
+                        args.push("-T".into());
+                    }
+                    let (_, out) = self.timed("hackbench", &args, true)?;
+                    vec![hackbench_time(&out)?]
                 }
-                if threads {
-                    args.push("-T".into());
+                Workload::Compress => {
+                    let args = [
+                        format!("-T{ncpus}"),
+                        "-3".into(),
+                        "-c".into(),
+                        self.inputs.text.display().to_string(),
+                    ];
+                    vec![self.timed("xz", &args, false)?.0]
                 }
-                let (_, out) = self.timed("hackbench", &args, true)?;
-                vec![hackbench_time(&out)?]
-            }
-            Workload::Compress => {
-                let args =
-                    [format!("-T{ncpus}"), "-3".into(), "-c".into(), self.inputs.text.display().to_string()];
-                vec![self.timed("xz", &args, false)?.0]
-            }
-            Workload::ForkExec => {
-                let script =
-                    format!("i=0; while [ $i -lt {} ]; do /bin/true; i=$((i+1)); done", s.fork_execs);
-                vec![self.timed("sh", &["-c".into(), script], false)?.0]
-            }
-            Workload::Make => {
-                let project = self.inputs.project.display().to_string();
-                self.timed("make", &["-s".into(), "-C".into(), project.clone(), "clean".into()], false)?;
-                let args = [format!("-j{ncpus}"), "-s".into(), "-C".into(), project];
-                vec![self.timed("make", &args, false)?.0]
-            }
-            Workload::Wakeup => {
-                let _hogs = self.hogs(s.wakeup_hogs)?;
-                let args: Vec<String> = [
-                    // -p before --policy: the other order makes the measuring thread
-                    // SCHED_FIFO 2 ("defaulting realtime priority to 2").
-                    "-p",
-                    "0",
-                    "--policy=other",
-                    "--default-system",
-                    "-q",
-                    "-t",
-                    "1",
-                    "-i",
-                    "1000",
-                    "-h",
-                    &HISTOGRAM_US.to_string(),
-                    "-l",
-                    &s.wakeup_loops.to_string(),
-                ]
-                .iter()
-                .map(|a| a.to_string())
-                .collect();
-                let (_, out) = self.timed("cyclictest", &args, true)?;
-                let hist = cyclictest_histogram(&out)?;
-                vec![hist.quantile(0.5), hist.quantile(0.99)]
-            }
-            Workload::Deps(kind) => vec![self.deps(kind, Scenario::Loaded)?],
-        })
+                Workload::ForkExec => {
+                    let script =
+                        format!("i=0; while [ $i -lt {} ]; do /bin/true; i=$((i+1)); done", s.fork_execs);
+                    vec![self.timed("sh", &["-c".into(), script], false)?.0]
+                }
+                Workload::Make => {
+                    let project = self.inputs.project.display().to_string();
+                    self.timed("make", &["-s".into(), "-C".into(), project.clone(), "clean".into()], false)?;
+                    let args = [format!("-j{ncpus}"), "-s".into(), "-C".into(), project];
+                    vec![self.timed("make", &args, false)?.0]
+                }
+                Workload::Wakeup => {
+                    let _hogs = self.hogs(s.wakeup_hogs)?;
+                    let args: Vec<String> = [
+                        // -p before --policy: the other order makes the measuring thread
+                        // SCHED_FIFO 2 ("defaulting realtime priority to 2").
+                        "-p",
+                        "0",
+                        "--policy=other",
+                        "--default-system",
+                        "-q",
+                        "-t",
+                        "1",
+                        "-i",
+                        "1000",
+                        "-h",
+                        &HISTOGRAM_US.to_string(),
+                        "-l",
+                        &s.wakeup_loops.to_string(),
+                    ]
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect();
+                    let (_, out) = self.timed("cyclictest", &args, true)?;
+                    let latencies = cyclictest_latencies(&out)?;
+                    let q = w.quantiles().expect("a latency workload");
+                    return Ok((q.iter().map(|&q| latencies.quantile(q)).collect(), Some(latencies)));
+                }
+                Workload::Deps(kind) => vec![self.deps(kind, Scenario::Loaded)?],
+            },
+            None,
+        ))
     }
 
     /// One client-server cell: the median round trip, in ms.
@@ -764,55 +848,62 @@ fn hackbench_time(out: &str) -> Result<f64> {
         .ok_or_else(|| BenchError::Failed(format!("hackbench printed no time: {}", out.trim())))
 }
 
-/// A latency histogram: counts per microsecond, and the overflows past its end.
-#[derive(Debug, PartialEq)]
-struct Histogram {
-    counts: Vec<u64>,
-    overflows: u64,
-}
+/// Latencies in µs as a sparse histogram: (µs, how many), ascending.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Latencies(Vec<(u32, u64)>);
 
-impl Histogram {
-    /// The `q` quantile in µs (an overflow counts as the histogram's end).
-    fn quantile(&self, q: f64) -> f64 {
-        let total: u64 = self.counts.iter().sum::<u64>() + self.overflows;
+impl Latencies {
+    /// The `q` quantile, in µs, of all the latencies of `parts` together (NaN for none).
+    pub fn pooled_quantile(parts: &[&Latencies], q: f64) -> f64 {
+        let mut all: Vec<(u32, u64)> = parts.iter().flat_map(|l| l.0.iter().copied()).collect();
+        all.sort_unstable_by_key(|&(us, _)| us);
+        let total: u64 = all.iter().map(|&(_, n)| n).sum();
         let want = (q * total as f64).ceil().max(1.0) as u64;
         let mut seen = 0;
-        for (us, &n) in self.counts.iter().enumerate() {
+        for (us, n) in all {
             seen += n;
             if seen >= want {
-                return us as f64;
+                return f64::from(us);
             }
         }
-        self.counts.len() as f64
+        f64::NAN
+    }
+
+    /// The `q` quantile, in µs.
+    pub fn quantile(&self, q: f64) -> f64 {
+        Latencies::pooled_quantile(&[self], q)
     }
 }
 
 /// Parses `cyclictest -h N -q -t 1`'s output: lines `USEC COUNT`, and `# Histogram
-/// Overflows: N`.
-fn cyclictest_histogram(out: &str) -> Result<Histogram> {
-    let mut h = Histogram { counts: Vec::new(), overflows: 0 };
+/// Overflows: N` (counted one past the histogram's last line).
+fn cyclictest_latencies(out: &str) -> Result<Latencies> {
+    let mut counts: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut overflows = 0;
     for line in out.lines() {
         if let Some(n) = line.strip_prefix("# Histogram Overflows:") {
-            h.overflows = n.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
+            overflows = n.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
             continue;
         }
         let mut f = line.split_whitespace();
         if let (Some(Ok(us)), Some(Ok(n))) =
-            (f.next().map(str::parse::<usize>), f.next().map(str::parse::<u64>))
+            (f.next().map(str::parse::<u32>), f.next().map(str::parse::<u64>))
         {
-            if h.counts.len() <= us {
-                h.counts.resize(us + 1, 0);
-            }
-            h.counts[us] += n;
+            *counts.entry(us).or_default() += n;
         }
     }
-    if h.counts.iter().sum::<u64>() + h.overflows == 0 {
+    let end = counts.keys().next_back().map_or(0, |&us| us + 1);
+    if overflows > 0 {
+        *counts.entry(end).or_default() += overflows;
+    }
+    counts.retain(|_, n| *n > 0);
+    if counts.is_empty() {
         return Err(BenchError::Failed(format!(
             "cyclictest printed no histogram: {}",
             out.lines().take(5).collect::<Vec<_>>().join(" / ")
         )));
     }
-    Ok(h)
+    Ok(Latencies(counts.into_iter().collect()))
 }
 
 /// `schedlab run` during one block.
@@ -903,12 +994,32 @@ mod tests {
     fn cyclictest_output_is_read() {
         let out = "# Histogram\n000000 000000\n000010 000004\n000011 000090\n000250 000005\n\
                    # Total: 000000100\n# Min Latencies: 00010\n# Histogram Overflows: 00001\n";
-        let h = cyclictest_histogram(out).unwrap();
-        assert_eq!((h.counts.iter().sum::<u64>(), h.overflows), (99, 1));
+        let h = cyclictest_latencies(out).unwrap();
+        assert_eq!(h, Latencies(vec![(10, 4), (11, 90), (250, 5), (251, 1)]));
         assert_eq!(h.quantile(0.5), 11.0);
         assert_eq!(h.quantile(0.99), 250.0);
         assert_eq!(h.quantile(1.0), 251.0, "an overflow is past the end");
-        assert!(cyclictest_histogram("nothing").is_err());
+        assert!(cyclictest_latencies("nothing").is_err());
+    }
+
+    #[test]
+    fn pooled_latencies_are_one_histogram_and_resampled_by_round() {
+        // Four rounds: bare's third round and schedlab's second in a slow mode.
+        let fast = Latencies(vec![(50, 990), (80, 10)]);
+        let slow = Latencies(vec![(50, 970), (900, 30)]);
+        let bare = [fast.clone(), fast.clone(), slow.clone(), fast.clone()];
+        let schedlab = [fast.clone(), slow.clone(), fast.clone(), fast.clone()];
+        // Pooled, each side has 4000 samples, 30 of them slow: both p99s are 80 µs.
+        assert_eq!(Latencies::pooled_quantile(&bare.iter().collect::<Vec<_>>(), 0.99), 80.0);
+        let row = compare_pooled("wakeup", "p99", "µs", 0.99, &bare, &schedlab);
+        assert_eq!((row.bare_median, row.schedlab_median, row.ratio), (80.0, 80.0, 1.0));
+        assert_eq!(row.bare, [50.0, 50.0, 900.0, 50.0], "each round's own p99");
+        assert!(row.ci_low < 1.0 && row.ci_high > 1.0, "{row:?}");
+        // A side slower in every round loses whatever the resampling.
+        let worse: Vec<Latencies> = (0..4).map(|_| Latencies(vec![(75, 1000)])).collect();
+        let all_fast: Vec<Latencies> = (0..4).map(|_| fast.clone()).collect();
+        let row = compare_pooled("wakeup", "p99", "µs", 0.99, &all_fast, &worse);
+        assert_eq!((row.ratio, row.ci_low, row.verdict), (1.5, 1.5, Verdict::Loss));
     }
 
     #[test]

@@ -1,0 +1,293 @@
+//! Taking processes in: those running at start, new ones (exec, fork) once they have
+//! lived `min_age_ms`, classified by the rules; the threads watched for boosts; exits.
+
+use std::time::Duration;
+
+use schedlab_model::Pid;
+
+use super::{Arrival, Core, Decision, Machine, Outcome, Proc, State};
+use crate::daemon::boost::{Ended, Rank};
+use crate::daemon::classes::{self, ClassReason};
+use crate::daemon::kernel::Kernel;
+use crate::daemon::stats;
+use crate::process::ProcInfo;
+
+impl Core {
+    /// Takes in the processes running at start (`pids`): the rules classify them now,
+    /// the model later; those that may need their providers boosted are watched. Then
+    /// plans.
+    pub fn running(&mut self, pids: &[u32], m: &mut dyn Machine) {
+        for &pid in pids {
+            self.classify_new(pid, false, m);
+            self.watch_if_high(pid, m);
+        }
+        self.replan(m);
+    }
+
+    /// Takes in the new processes (execs and forks) that have lived `min_age_ms`: only
+    /// then is /proc read and a class looked up, so that the hundreds of short programs
+    /// a build or a shell loop runs a second cost one queue entry each. A process gone
+    /// by then is dropped; a pid reused since is read as the process it is now (and
+    /// waits for its own age before any change).
+    pub(super) fn admit(&mut self, m: &mut dyn Machine) {
+        let min_age = Duration::from_millis(self.config.daemon.min_age_ms);
+        let now = m.now();
+        while self.arrivals.front().is_some_and(|a| now.saturating_duration_since(a.seen) >= min_age) {
+            let Some(Arrival { pid, parent, .. }) = self.arrivals.pop_front() else { break };
+            match parent {
+                Some(parent) => {
+                    if let Some(info) = m.process(pid).filter(|i| i.ppid == parent) {
+                        self.forked(parent, info, m);
+                    }
+                }
+                None => self.classify_new(pid, true, m),
+            }
+        }
+    }
+
+    /// The process of thread `tid`: known, or from the observer, or from /proc.
+    pub(super) fn tgid(&mut self, tid: u32, k: &dyn Kernel) -> u32 {
+        if let Some(&t) = self.tgids.get(&tid) {
+            return t;
+        }
+        let t = k.task(tid).map(|t| t.tgid).filter(|&t| t != 0).or_else(|| k.tgid(tid)).unwrap_or(tid);
+        self.tgids.insert(tid, t);
+        t
+    }
+
+    /// A process to know of: a new one (exec) or one running at start. Rules classify
+    /// it now; the model later.
+    fn classify_new(&mut self, pid: u32, exec: bool, m: &mut dyn Machine) {
+        let Some(info) = m.process(pid) else { return };
+        let parent_comm = m.process(info.ppid).map(|p| p.comm).unwrap_or_default();
+        let matched = classes::by_rules(&self.config, &info, &parent_comm);
+        let existing = self.procs.remove(&pid).filter(|p| p.info.start_time == info.start_time);
+        let mut p = existing.unwrap_or_else(|| Proc::new(info.clone(), m.now()));
+        p.info = info;
+        let ours = pid == self.self_pid || (!self.self_exe.is_empty() && p.info.exe == self.self_exe);
+        if ours || pid == 1 || (p.info.kthread && matched.is_none()) {
+            p.reason = ClassReason::KernelThread;
+            p.state =
+                State::Left(if p.info.kthread { "kernel thread" } else { "init or schedlab's own" }.into());
+            if !p.info.kthread {
+                p.reason = ClassReason::Unclassified { why: p.state_text() };
+            }
+            self.procs.insert(pid, p);
+            return;
+        }
+        let rule_changed = match (&matched, &p.reason) {
+            (Some((_, r)), old) => r != old,
+            (None, ClassReason::Rule { .. }) => true,
+            _ => false,
+        };
+        match matched {
+            Some((class, reason)) => {
+                p.class = Some(class);
+                p.reason = reason;
+            }
+            None if exec || p.class.is_none() => {
+                p.class = None;
+                p.first_seen = m.now();
+                p.reason = self.unclassified();
+                p.state = State::Left(stats::reason_text(&stats::reason_json(&p.reason)));
+            }
+            None => {}
+        }
+        self.procs.insert(pid, p);
+        if rule_changed || exec {
+            // Applied now if it is old enough (a process running at start, a rule
+            // that changed), else at the first planning after `min_age_ms`; placed at
+            // the next planning, not per exec (a build runs hundreds a second).
+            self.apply_class(pid, m);
+        }
+    }
+
+    /// Why a process no rule matches has no class yet.
+    fn unclassified(&self) -> ClassReason {
+        match self.model {
+            Some(_) => ClassReason::Watching,
+            None => ClassReason::Unclassified { why: "no rule matches and the model is off".into() },
+        }
+    }
+
+    /// A new process above nice 0 (or real time) may need its providers boosted from
+    /// its first block: its main thread is watched at once (two system calls, no /proc
+    /// read, unlike taking it in).
+    /// Kernel threads (kworker/*H run at nice −20), pid 1 and the daemon are not.
+    pub(super) fn watch_if_high(&mut self, pid: u32, m: &mut dyn Machine) {
+        if self.booster.is_none() || pid == 1 || pid == self.self_pid {
+            return;
+        }
+        if m.rank(Pid(pid)).is_some_and(|r| r.outranks(Rank::Fair { nice: 0 }))
+            && m.process(pid).is_some_and(|i| !i.kthread)
+        {
+            self.mark_urgent(pid, m);
+        }
+    }
+
+    pub(super) fn mark_urgent(&mut self, tid: u32, m: &mut dyn Machine) {
+        if self.urgent.insert(tid) {
+            m.enforce(&Decision::Watch { tid, on: true });
+        }
+    }
+
+    /// A forked child (`info`, not exec'd since) of process `parent`: the child of a
+    /// process with a class keeps that class.
+    fn forked(&mut self, parent: u32, info: ProcInfo, m: &mut dyn Machine) {
+        let child = info.pid;
+        let mut p = Proc::new(info, m.now());
+        let parent_proc = self.procs.get(&parent);
+        let inherit = parent_proc
+            .filter(|pp| matches!(pp.state, State::Managed | State::Young))
+            .map(|pp| (pp.class.clone(), pp.info.key()));
+        match inherit {
+            Some((class, parent_key)) => {
+                p.class = class;
+                p.reason = ClassReason::Inherited { parent };
+                p.state = State::Managed;
+                let adopt = Decision::Adopt { child: p.info.key(), parent: parent_key };
+                if let Outcome::Failed(e) = m.enforce(&adopt) {
+                    p.state = State::Left(format!("cannot take over from its parent: {e}"));
+                }
+                // What it has is what the kernel copied at the fork, which may be from
+                // before the parent's own change (a fork right after its exec): the
+                // class is applied again below (no-op changes are skipped) and the plan
+                // binds it.
+            }
+            None => {
+                p.reason = self.unclassified();
+                p.state = State::Left(stats::reason_text(&stats::reason_json(&p.reason)));
+            }
+        }
+        let managed = p.state == State::Managed;
+        self.procs.insert(child, p);
+        if managed {
+            self.apply_class(child, m);
+        }
+    }
+
+    /// Thread `tid` exited: its boosts end, and if it was a process's main thread, the
+    /// process is forgotten.
+    pub(super) fn exited(&mut self, tid: Pid, m: &mut dyn Machine) {
+        self.blocked.remove(&tid);
+        self.end_boost(tid, Ended::Wakeup, m);
+        if self.urgent.remove(&tid.0) {
+            m.enforce(&Decision::Watch { tid: tid.0, on: false });
+        }
+        let tgid = self.tgids.remove(&tid.0).unwrap_or(tid.0);
+        self.activity.remove(tid);
+        if tgid != tid.0 {
+            return;
+        }
+        self.forget(tgid, m);
+        if let Some(b) = &mut self.booster {
+            b.provider_gone(tgid);
+        }
+        self.raised.remove(&tgid);
+        if let Some(s) = &mut self.slices {
+            s.forget(tgid);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use schedlab_model::{EventKind, Pid};
+
+    use crate::daemon::core::fake::{FakeMachine, SELF_EXE};
+    use crate::daemon::core::{Change, Decision};
+    use crate::daemon::stats::reason_text;
+
+    const MS: Duration = Duration::from_millis(1);
+    const S: Duration = Duration::from_secs(1);
+
+    /// The issue's configuration: `my-batch-job` gets nice 10; taken in at once.
+    const BATCH: &str = "[[rule]]\nmatch = { comm = \"my-batch-job\" }\nclass = \"batch\"\n\
+                         [class.batch]\nnice = 10\n\
+                         [daemon]\nmodel = false\nboost = false\nmin_age_ms = 0\n";
+
+    #[test]
+    fn the_rules_classify_a_process_at_its_exec() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(BATCH, None);
+        core.running(&[], &mut m);
+        m.spawn(100, "my-batch-job", Duration::ZERO);
+        core.events(&[m.exec(100)], &mut m);
+        assert_eq!(m.take(), vec![], "taken in at the loop's next turn, not per event");
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![m.set(100, Change::Nice(10))]);
+        let row = core.explain(100, &m).unwrap().process;
+        assert_eq!((row.class.as_deref(), row.state.as_str()), (Some("batch"), "managed"));
+        assert_eq!(reason_text(&row.reason), "rule 1: comm=my-batch-job");
+    }
+
+    #[test]
+    fn a_process_is_taken_in_only_once_it_has_lived_min_age_ms() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(&BATCH.replace("min_age_ms = 0", "min_age_ms = 1000"), None);
+        core.running(&[], &mut m);
+        m.spawn(100, "my-batch-job", Duration::ZERO);
+        m.spawn(101, "my-batch-job", Duration::ZERO);
+        core.events(&[m.exec(100), m.exec(101)], &mut m);
+        m.advance(300 * MS);
+        let exit = m.exit(101);
+        core.events(&[exit], &mut m);
+        core.tick(&mut m);
+        let row = core.explain(100, &m).unwrap().process;
+        assert_eq!(row.state, "left alone: new: taken in once it has lived min_age_ms (1000 ms)");
+        m.advance(699 * MS);
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![], "999 ms old: not yet");
+        m.advance(MS);
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![m.set(100, Change::Nice(10))], "1 s old: changed; 101 never was");
+    }
+
+    #[test]
+    fn schedlab_itself_pid_1_and_kernel_threads_get_no_class() {
+        let mut m = FakeMachine::new();
+        // A catch-all rule, and boosting on: no watch either.
+        let mut core = m.core(
+            "[[rule]]\nmatch = { comm = \"*\" }\nclass = \"all\"\n[class.all]\nnice = 1\n\
+             [daemon]\nmodel = false\nboost = true\nmin_age_ms = 0\n",
+            None,
+        );
+        m.spawn(1, "systemd", 10 * S).settings.nice = -20;
+        let kworker = m.spawn(3, "kworker/0:1H", 10 * S);
+        (kworker.info.kthread, kworker.info.exe, kworker.settings.nice) = (true, String::new(), -20);
+        m.spawn(300, "schedlab-bench", 10 * S).info.exe = SELF_EXE.into();
+        m.spawn(400, "sd-job", 10 * S);
+        core.running(&[1, 3, 300, 400], &mut m);
+        assert_eq!(m.take(), vec![m.set(400, Change::Nice(1))]);
+        let state = |pid| core.explain(pid, &m).unwrap().process.state;
+        assert_eq!(state(1), "left alone: init or schedlab's own");
+        assert_eq!(state(3), "left alone: kernel thread");
+        assert_eq!(state(300), "left alone: init or schedlab's own");
+    }
+
+    #[test]
+    fn a_forked_child_of_a_managed_parent_keeps_its_class() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(BATCH, None);
+        m.spawn(500, "my-batch-job", 10 * S);
+        m.spawn(600, "bash", 10 * S);
+        core.running(&[500, 600], &mut m);
+        assert_eq!(m.take(), vec![m.set(500, Change::Nice(10))]);
+        // Forked before the parent's change reached it: nice 0.
+        m.spawn(501, "my-batch-job", Duration::ZERO).info.ppid = 500;
+        m.spawn(601, "bash", Duration::ZERO).info.ppid = 600;
+        let fork = |parent, child| EventKind::Fork { parent: Pid(parent), child: Pid(child), thread: false };
+        core.events(&[m.event(fork(500, 501)), m.event(fork(600, 601))], &mut m);
+        core.tick(&mut m);
+        let adopt = Decision::Adopt { child: m.key(501), parent: m.key(500) };
+        assert_eq!(m.take(), vec![adopt, m.set(501, Change::Nice(10))]);
+        let child = core.explain(501, &m).unwrap().process;
+        assert_eq!(
+            (child.class.as_deref(), reason_text(&child.reason)),
+            (Some("batch"), "parent 500's class".into())
+        );
+        assert_eq!(core.explain(601, &m).unwrap().process.class, None, "bash has no class to pass on");
+    }
+}

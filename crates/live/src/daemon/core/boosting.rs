@@ -1,0 +1,201 @@
+//! Provider boosts (paper 004): the [`Booster`](crate::daemon::boost::Booster) decides
+//! who inherits whose rank; here its actions become decisions, logged and counted.
+
+use schedlab_model::{Ns, Pid};
+
+use super::{Applied, Change, Core, Decision, Machine, Outcome, Proc, State};
+use crate::daemon::boost::{Action, Ended, Rank};
+use crate::daemon::classes::ClassReason;
+
+impl Core {
+    /// Decides the boosts in force again: confidences change, boosts expire, providers
+    /// block. Only requesters with a boost in force are decided again (a machine has hundreds
+    /// of threads blocked for good); one without a boost when it blocked is decided again
+    /// at its next block.
+    pub(super) fn decide_boosts(&mut self, m: &mut dyn Machine) {
+        let Some(booster) = &self.booster else { return };
+        let boosted: Vec<(Pid, Ns)> = booster
+            .requesters()
+            .into_iter()
+            .filter_map(|p| self.blocked.get(&p).map(|&since| (p, since)))
+            .collect();
+        for (pid, since) in boosted {
+            self.decide_boost(pid, since, m);
+        }
+    }
+
+    /// Decides the boost of `requester`, blocked since `since`.
+    pub(super) fn decide_boost(&mut self, requester: Pid, since: Ns, m: &mut dyn Machine) {
+        let Some(booster) = &mut self.booster else { return };
+        self.deps.advance_to(m.monotonic_ns().max(since));
+        let tgids = &self.tgids;
+        let tgid_of = |p: Pid| -> Option<u32> {
+            tgids.get(&p.0).copied().or_else(|| m.task(p.0).map(|t| t.tgid).filter(|&t| t != 0))
+        };
+        let rank_of = |p: Pid| m.rank(p);
+        let (actions, ended) =
+            booster.decide(self.deps.detector(), requester, since, m.monotonic_ns(), &rank_of, &tgid_of);
+        if booster.active().any(|b| b.requester == requester) {
+            self.mark_urgent(requester.0, m);
+        }
+        for (b, why) in ended {
+            self.counters.boosts_expired += u64::from(why == Ended::Expired);
+            if why == Ended::Expired {
+                let name = self.name(b.provider_tgid, m);
+                self.note(Some(b.provider_tgid), format!("{name}: boost for {} expired", b.requester.0), m);
+            }
+        }
+        self.boost_actions(actions, since, m);
+    }
+
+    /// `requester` woke up (or exited): its boost ends.
+    pub(super) fn end_boost(&mut self, requester: Pid, why: Ended, m: &mut dyn Machine) {
+        let Some(booster) = &mut self.booster else { return };
+        let (actions, ended) = booster.woke(requester);
+        if ended.is_some() && why == Ended::Wakeup {
+            self.counters.boosts_ended_by_wakeup += 1;
+        }
+        self.boost_actions(actions, 0, m);
+    }
+
+    /// Carries out the booster's actions for a requester blocked since `since` (0: no
+    /// reaction time to record).
+    fn boost_actions(&mut self, actions: Vec<Action>, since: Ns, m: &mut dyn Machine) {
+        for a in actions {
+            match a {
+                Action::Raise { tgid, rank } => {
+                    let b = self.booster.as_ref().and_then(|b| b.on_provider(tgid)).cloned();
+                    let why = b.as_ref().map_or_else(String::new, |b| {
+                        format!(
+                            "provider of {} blocked on {} (confidence {}), inherits {}",
+                            self.name(b.requester.0, m),
+                            b.resource,
+                            b.confidence,
+                            rank.describe()
+                        )
+                    });
+                    self.ensure_known(tgid, m);
+                    let change = match rank {
+                        Rank::Rt { policy, priority } => self.policy_change(tgid, policy, priority),
+                        Rank::Fair { nice } => Change::Nice(nice),
+                        Rank::Idle => continue,
+                    };
+                    let setting = change.setting();
+                    let first = b
+                        .as_ref()
+                        .is_some_and(|b| self.boosted_pairs.insert((b.provider_tgid, b.requester.0)));
+                    // Held: the provider is there by itself; nothing to lower later.
+                    if self.change_noted(tgid, change, &why, first, m) == Applied::Made {
+                        self.raised.insert(tgid, setting);
+                        self.counters.boosts_total += 1;
+                        if since > 0 {
+                            self.reaction.record(m.monotonic_ns().saturating_sub(since));
+                        }
+                    }
+                }
+                Action::Lower { tgid } => {
+                    let Some(setting) = self.raised.remove(&tgid) else { continue };
+                    let Some(process) = self.procs.get(&tgid).map(|p| p.info.key()) else { continue };
+                    match m.enforce(&Decision::EndBoost { process, setting }) {
+                        Outcome::Shown => {
+                            let name = self.name(tgid, m);
+                            self.note_quietly(Some(tgid), format!("would end the boost of {name}"), m);
+                        }
+                        Outcome::Failed(e) => {
+                            self.counters.failed_changes += 1;
+                            let name = self.name(tgid, m);
+                            self.note(Some(tgid), format!("{name}: ending its boost failed: {e}"), m);
+                        }
+                        Outcome::Made | Outcome::Skipped | Outcome::Gone => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Makes sure a process (a provider no class covers) is known.
+    pub(super) fn ensure_known(&mut self, tgid: u32, m: &mut dyn Machine) {
+        if self.procs.contains_key(&tgid) {
+            return;
+        }
+        if let Some(info) = m.process(tgid) {
+            let mut p = Proc::new(info, m.now());
+            p.reason = ClassReason::Unclassified { why: "a provider, boosted".into() };
+            p.state = State::Left("a provider (boosted only)".into());
+            self.procs.insert(tgid, p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use schedlab_model::{EventKind, Pid, PrevState, Resource, SyscallArgs};
+    use schedlab_store::Setting;
+
+    use crate::daemon::core::fake::FakeMachine;
+    use crate::daemon::core::{Change, Core, Decision};
+
+    const BOOST: &str =
+        "[daemon]\nmodel = false\nslices = false\nboost = true\nboost_max_ms = 100\nmin_age_ms = 0\n";
+
+    /// Client 10 (nice −20) blocks reading pipe 5, which server 20 (nice 0) writes.
+    fn client_blocked_on_its_server() -> (FakeMachine, Core) {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(BOOST, None);
+        m.spawn(10, "client", Duration::from_secs(10)).settings.nice = -20;
+        m.spawn(20, "server", Duration::from_secs(10));
+        core.running(&[10, 20], &mut m);
+        assert_eq!(m.take(), vec![Decision::Watch { tid: 10, on: true }], "the client outranks nice 0");
+        let switch = |prev, prev_state, next| EventKind::Switch { cpu: 0, prev, prev_state, next };
+        let write = SyscallArgs {
+            fd: Some(4),
+            resource: Some(Resource::Pipe { inode: 5, write: true }),
+            ..Default::default()
+        };
+        let events = [
+            m.event(switch(Pid::IDLE, PrevState::Runnable, Pid(20))),
+            m.event(EventKind::SyscallEnter { pid: Pid(20), nr: 1, args: write }),
+            m.event(switch(Pid(20), PrevState::Runnable, Pid(10))),
+            m.event(EventKind::Block {
+                pid: Pid(10),
+                resource: Some(Resource::Pipe { inode: 5, write: false }),
+            }),
+            m.event(switch(Pid(10), PrevState::Blocked, Pid(20))),
+        ];
+        core.events(&events, &mut m);
+        (m, core)
+    }
+
+    #[test]
+    fn a_blocked_requester_raises_its_provider_until_it_wakes() {
+        let (mut m, mut core) = client_blocked_on_its_server();
+        assert_eq!(m.take(), vec![m.set(20, Change::Nice(-20))], "the server inherits the client's rank");
+        let row = core.explain(20, &m).unwrap().process;
+        assert_eq!(row.boost.map(|b| (b.requester, b.inherited)), Some((10, "nice -20".into())));
+        let wakeup = m.event(EventKind::Wakeup { waker: Pid(20), wakee: Pid(10), cpu: 0 });
+        core.events(&[wakeup], &mut m);
+        assert_eq!(m.take(), vec![Decision::EndBoost { process: m.key(20), setting: Setting::Nice }]);
+        let stats = core.stats(&m);
+        assert_eq!((stats.boosts_total, stats.boosts_ended_by_wakeup, stats.boosts_active), (1, 1, 0));
+    }
+
+    #[test]
+    fn a_boost_ends_when_it_has_lasted_boost_max_ms() {
+        let (mut m, mut core) = client_blocked_on_its_server();
+        assert_eq!(m.take(), vec![m.set(20, Change::Nice(-20))]);
+        m.advance(Duration::from_millis(100));
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![], "100 ms: still on");
+        m.advance(Duration::from_millis(1));
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![Decision::EndBoost { process: m.key(20), setting: Setting::Nice }]);
+        let last = core.explain(20, &m).unwrap().decisions.pop().unwrap();
+        assert!(last.ends_with("20 (server): boost for 10 expired"), "{last}");
+        m.advance(Duration::from_millis(100));
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![], "no new boost until the client wakes");
+        assert_eq!(core.stats(&m).boosts_expired, 1);
+    }
+}

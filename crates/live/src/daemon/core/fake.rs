@@ -1,0 +1,302 @@
+//! A machine for the core's tests, held in memory: processes with their settings, the
+//! observer's task table, and clocks the tests move by hand ([`FakeMachine::advance`]).
+//! Every decision is recorded ([`FakeMachine::take`]) and carried out on those
+//! settings, so that what the core reads afterwards is what it set, as on a real
+//! machine.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use schedlab_behavior::swap::{SwapDetector, SwapParams};
+use schedlab_model::{Event, EventKind, Ns, Pid, Policy};
+use schedlab_store::{ProcessKey, Setting};
+
+use super::{cpu_set, Change, Core, Decision, Enforcer, Kept, Outcome, Predictor, Setup};
+use crate::config::Config;
+use crate::daemon::boost::Rank;
+use crate::daemon::kernel::Kernel;
+use crate::dependencies::DependencyRecorder;
+use crate::observer::TaskInfo;
+use crate::process::ProcInfo;
+use crate::settings::CpuSet;
+
+/// The daemon's pid and executable on the fake machine.
+pub const SELF_PID: u32 = 999;
+pub const SELF_EXE: &str = "/usr/bin/schedlab";
+/// How long the fake machine had been up when a test began.
+const BOOTED: Duration = Duration::from_secs(100);
+/// Clock ticks per second, the unit of [`ProcInfo::start_time`].
+const HZ: u64 = 100;
+
+/// A process's scheduling settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub nice: i32,
+    pub policy: Policy,
+    pub priority: u32,
+    pub slice_ns: u64,
+    pub cpus: Vec<u32>,
+    pub cgroup: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            nice: 0,
+            policy: Policy::Other,
+            priority: 0,
+            slice_ns: 0,
+            cpus: vec![0, 1],
+            cgroup: "/".into(),
+        }
+    }
+}
+
+/// A process of the fake machine (one thread).
+#[derive(Clone, Debug)]
+pub struct FakeProcess {
+    pub info: ProcInfo,
+    pub settings: Settings,
+    pub cpu_time_ns: Ns,
+}
+
+/// The machine.
+#[derive(Debug)]
+pub struct FakeMachine {
+    start: Instant,
+    elapsed: Duration,
+    pub processes: BTreeMap<u32, FakeProcess>,
+    tasks: HashMap<u32, TaskInfo>,
+    /// The settings a process had before each change, by setting, newest last: what
+    /// ending a boost gives back.
+    before: HashMap<(u32, Setting), Vec<Settings>>,
+    decisions: Vec<Decision>,
+    /// Processes whose settings a user changed since schedlab set them.
+    pub changed_by_user: HashSet<u32>,
+    groups: BTreeSet<String>,
+}
+
+impl FakeMachine {
+    /// Two CPUs, no process.
+    pub fn new() -> FakeMachine {
+        FakeMachine {
+            start: Instant::now(),
+            elapsed: Duration::ZERO,
+            processes: BTreeMap::new(),
+            tasks: HashMap::new(),
+            before: HashMap::new(),
+            decisions: Vec::new(),
+            changed_by_user: HashSet::new(),
+            groups: BTreeSet::new(),
+        }
+    }
+
+    /// A core with configuration `config` (TOML) and `model`, started now, on this
+    /// machine's two CPUs.
+    pub fn core(&self, config: &str, model: Option<Box<dyn Predictor>>) -> Core {
+        let setup = Setup {
+            cpus: vec![0, 1],
+            self_pid: SELF_PID,
+            self_exe: SELF_EXE.into(),
+            deps: DependencyRecorder::with_detector(SwapDetector::new(SwapParams::default())),
+            slices: None,
+            model,
+        };
+        Core::new(Config::parse(config, "test.toml").expect("a valid configuration"), setup, self.now())
+    }
+
+    /// Starts process `pid` named `comm` (program `/usr/bin/<comm>`, a child of pid 1)
+    /// `age` ago, with the default settings.
+    pub fn spawn(&mut self, pid: u32, comm: &str, age: Duration) -> &mut FakeProcess {
+        let started = (BOOTED + self.elapsed).saturating_sub(age);
+        let info = ProcInfo {
+            pid,
+            start_time: started.as_millis() as u64 * HZ / 1000,
+            comm: comm.into(),
+            exe: format!("/usr/bin/{comm}"),
+            ppid: 1,
+            ..ProcInfo::default()
+        };
+        self.tasks.insert(pid, TaskInfo { tgid: pid, comm: comm.into(), exe: None });
+        self.processes.insert(pid, FakeProcess { info, settings: Settings::default(), cpu_time_ns: 0 });
+        self.processes.get_mut(&pid).expect("just inserted")
+    }
+
+    /// Process `pid` exits: the event that says so.
+    pub fn exit(&mut self, pid: u32) -> Event {
+        self.processes.remove(&pid);
+        self.tasks.remove(&pid);
+        self.event(EventKind::Exit { pid: Pid(pid), code: 0 })
+    }
+
+    /// Process `pid` exec'd its program: the event that says so.
+    pub fn exec(&self, pid: u32) -> Event {
+        let p = &self.processes[&pid];
+        let kind = EventKind::Exec {
+            pid: Pid(pid),
+            tgid: Pid(pid),
+            comm: p.info.comm.clone(),
+            path: p.info.exe.clone(),
+        };
+        self.event(kind)
+    }
+
+    /// An event now.
+    pub fn event(&self, kind: EventKind) -> Event {
+        Event { time: self.monotonic_ns(), kind }
+    }
+
+    /// Moves both clocks on.
+    pub fn advance(&mut self, by: Duration) {
+        self.elapsed += by;
+    }
+
+    /// The decisions since the last call, in order.
+    pub fn take(&mut self) -> Vec<Decision> {
+        std::mem::take(&mut self.decisions)
+    }
+
+    /// Process `pid`'s identity.
+    pub fn key(&self, pid: u32) -> ProcessKey {
+        self.processes[&pid].info.key()
+    }
+
+    /// The decision that gives process `pid` `change`.
+    pub fn set(&self, pid: u32, change: Change) -> Decision {
+        Decision::Set { process: self.key(pid), change }
+    }
+
+    fn settings(&self, pid: u32) -> Option<&Settings> {
+        self.processes.get(&pid).map(|p| &p.settings)
+    }
+}
+
+impl Kernel for FakeMachine {
+    fn now(&self) -> Instant {
+        self.start + self.elapsed
+    }
+
+    fn monotonic_ns(&self) -> Ns {
+        (BOOTED + self.elapsed).as_nanos() as Ns
+    }
+
+    fn process(&self, pid: u32) -> Option<ProcInfo> {
+        self.processes.get(&pid).map(|p| p.info.clone())
+    }
+
+    fn age(&self, start_time: u64) -> Duration {
+        (BOOTED + self.elapsed).saturating_sub(Duration::from_millis(start_time * 1000 / HZ))
+    }
+
+    fn cpu_time_ns(&self, pid: u32) -> Option<Ns> {
+        self.processes.get(&pid).map(|p| p.cpu_time_ns)
+    }
+
+    fn rank(&self, tid: Pid) -> Option<Rank> {
+        let s = self.settings(tid.0)?;
+        Some(match s.policy {
+            Policy::Fifo | Policy::Rr => Rank::Rt { policy: s.policy, priority: s.priority },
+            Policy::Idle => Rank::Idle,
+            Policy::Other | Policy::Batch => Rank::Fair { nice: s.nice },
+        })
+    }
+
+    fn holds(&self, pid: u32, change: &Change) -> bool {
+        let Some(s) = self.settings(pid) else { return false };
+        match change {
+            Change::Nice(n) => s.nice == *n,
+            Change::Policy { policy, priority, .. } => s.policy == *policy && s.priority == *priority,
+            Change::Slice(ns) => s.slice_ns == *ns,
+            Change::Cpus(cpus) => s.cpus == *cpus,
+            Change::Cgroup(path) => s.cgroup == *path,
+        }
+    }
+
+    fn nice(&self, pid: u32) -> Option<i32> {
+        self.settings(pid).map(|s| s.nice)
+    }
+
+    fn affinity(&self, pid: u32) -> Option<CpuSet> {
+        self.settings(pid).map(|s| cpu_set(&s.cpus))
+    }
+
+    fn task(&self, tid: u32) -> Option<&TaskInfo> {
+        self.tasks.get(&tid)
+    }
+
+    fn tgid(&self, tid: u32) -> Option<u32> {
+        self.tasks.get(&tid).map(|t| t.tgid)
+    }
+
+    fn program(&self, tid: u32) -> Option<String> {
+        self.processes.get(&self.tgid(tid)?).map(|p| p.info.exe.clone())
+    }
+
+    fn syscall_counts(&self) -> HashMap<(u32, u32), u64> {
+        HashMap::new()
+    }
+}
+
+impl Enforcer for FakeMachine {
+    fn enforce(&mut self, decision: &Decision) -> Outcome {
+        self.decisions.push(decision.clone());
+        match decision {
+            Decision::Set { process, change } => {
+                let pid = process.pid.0;
+                let Some(p) = self.processes.get_mut(&pid).filter(|p| p.info.key() == *process) else {
+                    return Outcome::Gone;
+                };
+                self.before.entry((pid, change.setting())).or_default().push(p.settings.clone());
+                let s = &mut p.settings;
+                match change {
+                    Change::Nice(n) => s.nice = *n,
+                    Change::Policy { policy, priority, slice_ns } => {
+                        (s.policy, s.priority, s.slice_ns) = (*policy, *priority, *slice_ns)
+                    }
+                    Change::Slice(ns) => s.slice_ns = *ns,
+                    Change::Cpus(cpus) => s.cpus = cpus.clone(),
+                    Change::Cgroup(path) => s.cgroup = path.clone(),
+                }
+            }
+            Decision::EndBoost { process, setting } => {
+                let pid = process.pid.0;
+                let (Some(old), Some(p)) =
+                    (self.before.get_mut(&(pid, *setting)).and_then(Vec::pop), self.processes.get_mut(&pid))
+                else {
+                    return Outcome::Gone;
+                };
+                match setting {
+                    Setting::Nice => p.settings.nice = old.nice,
+                    Setting::Policy | Setting::Slice => {
+                        (p.settings.policy, p.settings.priority, p.settings.slice_ns) =
+                            (old.policy, old.priority, old.slice_ns)
+                    }
+                    Setting::Affinity => p.settings.cpus = old.cpus,
+                    Setting::Cgroup => p.settings.cgroup = old.cgroup,
+                }
+            }
+            Decision::Release { process } => {
+                self.changed_by_user.remove(&process.pid.0);
+            }
+            Decision::MakeGroup { class, .. } => {
+                self.groups.insert(class.clone());
+            }
+            Decision::Adopt { .. }
+            | Decision::Forget { .. }
+            | Decision::Watch { .. }
+            | Decision::Profile { .. } => {}
+        }
+        Outcome::Made
+    }
+
+    fn kept(&self, process: ProcessKey) -> Kept {
+        match self.changed_by_user.contains(&process.pid.0) {
+            true => Kept::Changed,
+            false => Kept::Yes,
+        }
+    }
+
+    fn group_path(&self, class: &str) -> Option<String> {
+        self.groups.contains(class).then(|| format!("/schedlab/{class}"))
+    }
+}

@@ -1,0 +1,444 @@
+//! The decision core: everything the daemon knows about the machine's processes and
+//! everything it decides about them, with no system call in it.
+//!
+//! In: the observer's events ([`Core::events`]), the loop's turns ([`Core::tick`], about
+//! every 50–200 ms: new processes taken in, boosts, profiling windows; [`Core::replan`],
+//! every `replan_ms`: loads, users' changes, real-time bounds, CPU plans) and what the
+//! machine answers to reads ([`Kernel`]). Out: [`Decision`]s as plain data, handed to an
+//! [`Enforcer`] one at a time; what became of each ([`Outcome`]) is what the core goes
+//! on from, as a decision may depend on the one before (a process is bound to its CPUs
+//! only once it is in its class's cgroup; a boost is lowered only if it was raised).
+//! The log of decisions (the daemon's output, `explain`) and the statistics are kept
+//! here too.
+//!
+//! - `admission`: exec, fork and exit; new processes taken in once they have lived
+//!   `min_age_ms`, and classified by the rules.
+//! - `classification`: a class applied; the profiling windows and the model.
+//! - `placement`: the planning period.
+//! - `boosting`: provider boosts; `slicing`: burst-aware slices.
+//! - `report`: statistics, `explain`, the knowledge to keep.
+
+mod admission;
+mod boosting;
+mod classification;
+mod decision;
+#[cfg(test)]
+mod fake;
+mod placement;
+mod report;
+mod slicing;
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, Policy, PrevState};
+use schedlab_store::Setting;
+
+pub use self::classification::Predictor;
+pub use self::decision::{cpu_set, Change, Decision, Enforcer, Kept, Outcome};
+use super::boost::{Booster, Ended};
+use super::classes::ClassReason;
+use super::kernel::Kernel;
+use super::slices::{self, Slices};
+use super::stats::{LatencyHistogram, Stats};
+use super::windows::Windows;
+use crate::activity::Activity;
+use crate::config::Config;
+use crate::dependencies::DependencyRecorder;
+use crate::process::ProcInfo;
+
+/// What the core works on: the machine's reads and the enforcer of its decisions.
+pub trait Machine: Kernel + Enforcer {}
+
+impl<T: Kernel + Enforcer> Machine for T {}
+
+/// What the core is given at start besides the configuration.
+pub struct Setup {
+    /// The online CPUs: what the plans divide.
+    pub cpus: Vec<u32>,
+    /// The daemon's pid and executable: schedlab's own processes (a benchmark and its
+    /// workers) get no class, as a benchmark measures the daemon and is not its
+    /// subject. Boosting still lends them priority like any provider.
+    pub self_pid: u32,
+    pub self_exe: String,
+    /// SWAP's detector, with what the daemon knows of socket peers and kept confidences.
+    pub deps: DependencyRecorder,
+    /// PFS, when slices are on.
+    pub slices: Option<Slices>,
+    /// The model, when it is on.
+    pub model: Option<Box<dyn Predictor>>,
+}
+
+/// A process that exec'd (`parent: None`) or was forked, when the event was read.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    pid: u32,
+    parent: Option<u32>,
+    seen: Instant,
+}
+
+/// Whether schedlab manages a process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum State {
+    /// Its class's settings are applied and kept.
+    Managed,
+    /// It has a class, applied once it has lived `min_age_ms`: a change to a process
+    /// about to exit costs more than it can give.
+    Young,
+    /// Someone else changed a setting schedlab had set: the user wins.
+    Released(String),
+    /// Not touched (no class, a class with `manage = false`, a kernel thread, …).
+    Left(String),
+}
+
+/// A process the core knows of.
+#[derive(Debug)]
+struct Proc {
+    info: ProcInfo,
+    class: Option<String>,
+    reason: ClassReason,
+    state: State,
+    first_seen: Instant,
+    /// The CPUs schedlab bound it to and why.
+    cpus: Option<(Vec<u32>, String)>,
+    /// The cpuset cgroup schedlab moved it into.
+    cgroup: Option<String>,
+    nice: Option<i32>,
+    policy: Option<String>,
+    /// The RT policy was taken back for using more than its bound this period.
+    rt_demoted: bool,
+    /// CPU time of its threads at the last planning, and the load since.
+    runtime_prev: Ns,
+    load: f64,
+    /// Its latest decisions.
+    decisions: VecDeque<String>,
+}
+
+impl Proc {
+    fn new(info: ProcInfo, now: Instant) -> Proc {
+        Proc {
+            info,
+            class: None,
+            reason: ClassReason::Watching,
+            state: State::Left("not classified yet".into()),
+            first_seen: now,
+            cpus: None,
+            cgroup: None,
+            nice: None,
+            policy: None,
+            rt_demoted: false,
+            runtime_prev: 0,
+            load: 0.0,
+            decisions: VecDeque::new(),
+        }
+    }
+
+    fn state_text(&self) -> String {
+        match &self.state {
+            State::Managed => "managed".into(),
+            State::Young => YOUNG.into(),
+            State::Released(w) | State::Left(w) => w.clone(),
+        }
+    }
+}
+
+/// What a process waiting for `min_age_ms` is said to be doing.
+const YOUNG: &str = "young: its class applies once it has lived min_age_ms";
+/// Decisions kept per process for `explain`.
+const DECISIONS_KEPT: usize = 12;
+
+/// What became of a change the core decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Applied {
+    /// The process had it already: nothing was decided.
+    Held,
+    /// Carried out (or, in a dry run, shown).
+    Made,
+    /// Not carried out (noted and counted, or the process is gone).
+    Not,
+}
+
+/// The daemon's knowledge and decisions.
+pub struct Core {
+    config: Config,
+    /// Per-thread run and sleep statistics, gathered in profiling windows.
+    activity: Activity,
+    /// The profiling windows, and the system-call counts when the current one opened.
+    windows: Windows,
+    window_counts: HashMap<(u32, u32), u64>,
+    deps: DependencyRecorder,
+    booster: Option<Booster>,
+    slices: Option<Slices>,
+    model: Option<Box<dyn Predictor>>,
+    procs: BTreeMap<u32, Proc>,
+    /// Thread → process, for threads seen.
+    tgids: HashMap<u32, u32>,
+    /// New processes not yet taken in ([`Core::admit`]), oldest first.
+    arrivals: VecDeque<Arrival>,
+    /// Requester threads blocked now with a boost decision pending or in force, and
+    /// when they blocked.
+    blocked: HashMap<Pid, Ns>,
+    /// Threads watched ([`Decision::Watch`]).
+    urgent: HashSet<u32>,
+    /// What each boosted provider process had changed for its boost.
+    raised: HashMap<u32, Setting>,
+    /// (provider, requester) pairs boosted so far: only the first boost is logged.
+    boosted_pairs: HashSet<(u32, u32)>,
+    cpus: Vec<u32>,
+    counters: Stats,
+    reaction: LatencyHistogram,
+    /// Decisions not yet shown.
+    fresh: Vec<String>,
+    started: Instant,
+    self_pid: u32,
+    self_exe: String,
+}
+
+impl std::fmt::Debug for Core {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Core").field("procs", &self.procs.len()).finish_non_exhaustive()
+    }
+}
+
+impl Core {
+    /// A core that knows no process yet, started at `now`.
+    pub fn new(config: Config, setup: Setup, now: Instant) -> Core {
+        let d = &config.daemon;
+        let booster = d.boost.then(|| Booster::new(d.boost_max_ms * slices::MS));
+        let windows = Windows::new(Duration::from_millis(d.model_after_ms), d.profile_duty_pct);
+        Core {
+            activity: Activity::default(),
+            windows,
+            window_counts: HashMap::new(),
+            deps: setup.deps,
+            booster,
+            slices: setup.slices,
+            model: setup.model,
+            procs: BTreeMap::new(),
+            tgids: HashMap::new(),
+            arrivals: VecDeque::new(),
+            blocked: HashMap::new(),
+            urgent: HashSet::new(),
+            raised: HashMap::new(),
+            boosted_pairs: HashSet::new(),
+            cpus: setup.cpus,
+            counters: Stats::default(),
+            reaction: LatencyHistogram::default(),
+            fresh: Vec::new(),
+            started: now,
+            self_pid: setup.self_pid,
+            self_exe: setup.self_exe,
+            config,
+        }
+    }
+
+    /// A batch of the observer's events, in order.
+    pub fn events(&mut self, events: &[Event], m: &mut dyn Machine) {
+        // Where each thread is last woken in this batch: a block before that is over
+        // already, and not worth a boost.
+        let mut last_wakeup: HashMap<Pid, usize> = HashMap::new();
+        if self.booster.is_some() {
+            for (i, e) in events.iter().enumerate() {
+                if let EventKind::Wakeup { wakee, .. } = e.kind {
+                    last_wakeup.insert(wakee, i);
+                }
+            }
+        }
+        for (i, e) in events.iter().enumerate() {
+            self.activity.event(e);
+            self.deps.event(e);
+            if let Some(s) = &mut self.slices {
+                s.event(e);
+            }
+            match &e.kind {
+                EventKind::Exec { tgid, pid, .. } => {
+                    self.tgids.insert(pid.0, tgid.0);
+                    self.arrivals.push_back(Arrival { pid: tgid.0, parent: None, seen: m.now() });
+                    self.watch_if_high(tgid.0, m);
+                }
+                EventKind::Fork { parent, child, thread } => {
+                    let parent_tgid = self.tgid(parent.0, m);
+                    if *thread {
+                        self.tgids.insert(child.0, parent_tgid);
+                        if self.urgent.contains(&parent.0) {
+                            self.mark_urgent(child.0, m);
+                        }
+                    } else {
+                        self.tgids.insert(child.0, child.0);
+                        let seen = m.now();
+                        self.arrivals.push_back(Arrival { pid: child.0, parent: Some(parent_tgid), seen });
+                        self.watch_if_high(child.0, m);
+                    }
+                }
+                EventKind::Exit { pid, .. } => self.exited(*pid, m),
+                EventKind::Block { pid, .. }
+                    if self.booster.is_some() && last_wakeup.get(pid).is_none_or(|&w| w < i) =>
+                {
+                    self.blocked.insert(*pid, e.time);
+                    self.decide_boost(*pid, e.time, m);
+                }
+                EventKind::Switch { prev, prev_state: PrevState::Blocked, .. } if self.slices.is_some() => {
+                    self.slice_after_block(*prev, m);
+                }
+                EventKind::Wakeup { wakee, .. } if self.blocked.remove(wakee).is_some() => {
+                    self.end_boost(*wakee, Ended::Wakeup, m);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A turn of the loop: takes in the new processes old enough, decides the boosts in
+    /// force again, and opens or closes a profiling window.
+    pub fn tick(&mut self, m: &mut dyn Machine) {
+        self.admit(m);
+        self.decide_boosts(m);
+        self.profile(m);
+    }
+
+    /// Whether something waits on the clock (a new process, a boost in force): the loop
+    /// then turns more often.
+    pub fn busy(&self) -> bool {
+        !self.arrivals.is_empty() || self.booster.as_ref().is_some_and(|b| b.active().count() > 0)
+    }
+
+    /// The decisions logged since the last call.
+    pub fn take_fresh(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.fresh)
+    }
+
+    /// How long the core has run.
+    pub fn uptime(&self, k: &dyn Kernel) -> Duration {
+        k.now().saturating_duration_since(self.started)
+    }
+
+    /// The daemon stops: no thread stays watched.
+    pub fn stop(&mut self, m: &mut dyn Machine) {
+        for tid in std::mem::take(&mut self.urgent) {
+            m.enforce(&Decision::Watch { tid, on: false });
+        }
+    }
+
+    /// Records a decision (for the log, the live table and `explain`).
+    pub fn note(&mut self, pid: Option<u32>, text: String, k: &dyn Kernel) {
+        self.note_as(pid, text, true, k);
+    }
+
+    /// [`Core::note`] if `loud`, else [`Core::note_quietly`].
+    fn note_as(&mut self, pid: Option<u32>, text: String, loud: bool, k: &dyn Kernel) {
+        let line = self.note_quietly(pid, text, k);
+        if loud {
+            self.fresh.push(line);
+        }
+    }
+
+    /// Records a decision for `explain` only: boosts come and go hundreds of times a
+    /// second; the log shows the first boost of each provider for each requester.
+    fn note_quietly(&mut self, pid: Option<u32>, text: String, k: &dyn Kernel) -> String {
+        let line = format!("[{:8.3}s] {text}", self.uptime(k).as_secs_f64());
+        if let Some(p) = pid.and_then(|pid| self.procs.get_mut(&pid)) {
+            if p.decisions.len() == DECISIONS_KEPT {
+                p.decisions.pop_front();
+            }
+            p.decisions.push_back(line.clone());
+        }
+        line
+    }
+
+    /// `pid (comm)`, for the log.
+    fn name(&self, pid: u32, k: &dyn Kernel) -> String {
+        format!("{pid} ({})", self.comm_of(pid, k))
+    }
+
+    fn comm_of(&self, tid: u32, k: &dyn Kernel) -> String {
+        let tgid = self.tgids.get(&tid).copied().unwrap_or(tid);
+        self.procs
+            .get(&tgid)
+            .map(|p| p.info.comm.clone())
+            .or_else(|| k.task(tid).map(|t| t.comm.clone()))
+            .unwrap_or_default()
+    }
+
+    fn set_state(&mut self, pid: u32, state: State) {
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.state = state;
+        }
+    }
+
+    /// Forgets process `pid`: it exited, or its pid is another process's now.
+    fn forget(&mut self, pid: u32, m: &mut dyn Machine) {
+        if let Some(p) = self.procs.remove(&pid) {
+            m.enforce(&Decision::Forget { process: p.info.key() });
+        }
+    }
+
+    /// The policy change that gives process `pid` `policy` at `priority`: under a fair
+    /// policy it keeps the slice schedlab gave it.
+    fn policy_change(&self, pid: u32, policy: Policy, priority: u32) -> Change {
+        let slice_ns = match policy.is_rt() {
+            true => 0,
+            false => self.slices.as_ref().and_then(|s| s.slice_of(pid)).map_or(0, |s| s.slice_ns),
+        };
+        Change::Policy { policy, priority, slice_ns }
+    }
+
+    /// Makes one change to process `pid`; true if made (or, in a dry run, shown).
+    /// Failures are noted and counted; a process that is gone is forgotten.
+    fn change(&mut self, pid: u32, change: Change, why: &str, m: &mut dyn Machine) -> bool {
+        self.change_noted(pid, change, why, true, m) != Applied::Not
+    }
+
+    /// [`Core::change`], the decision logged (`loud`) or only kept for `explain`.
+    fn change_noted(
+        &mut self,
+        pid: u32,
+        change: Change,
+        why: &str,
+        loud: bool,
+        m: &mut dyn Machine,
+    ) -> Applied {
+        if m.holds(pid, &change) {
+            // Nothing to change (and nothing to journal): the process has it already.
+            self.record(pid, &change);
+            return Applied::Held;
+        }
+        let Some(process) = self.procs.get(&pid).map(|p| p.info.key()) else { return Applied::Not };
+        let what = change.describe();
+        match m.enforce(&Decision::Set { process, change: change.clone() }) {
+            outcome @ (Outcome::Made | Outcome::Shown) => {
+                self.counters.changes += 1;
+                let would = if outcome == Outcome::Shown { "would " } else { "" };
+                let name = self.name(pid, m);
+                self.note_as(Some(pid), format!("{would}{what} of {name}: {why}"), loud, m);
+                self.record(pid, &change);
+                Applied::Made
+            }
+            Outcome::Gone => {
+                self.forget(pid, m);
+                Applied::Not
+            }
+            Outcome::Skipped => Applied::Not,
+            Outcome::Failed(e) => {
+                self.counters.failed_changes += 1;
+                let name = self.name(pid, m);
+                self.note(Some(pid), format!("cannot {what} of {name}: {e}"), m);
+                Applied::Not
+            }
+        }
+    }
+
+    /// Keeps what was set on the process's record (for the table).
+    fn record(&mut self, pid: u32, change: &Change) {
+        let Some(p) = self.procs.get_mut(&pid) else { return };
+        match change {
+            Change::Nice(n) => p.nice = Some(*n),
+            Change::Policy { policy, priority, .. } => {
+                p.policy = Some(match priority {
+                    0 => policy.name().to_string(),
+                    _ => format!("{} {priority}", policy.name()),
+                })
+            }
+            Change::Slice(_) | Change::Cpus(_) | Change::Cgroup(_) => {}
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! The live machine the daemon runs the core on: the core's reads ([`Kernel`]) answered
+//! from /proc, the scheduling getters and the observer; its decisions ([`Enforcer`])
+//! carried out through the journaled actuator, cpuset cgroups and the observer's marks,
+//! or, in a dry run, only shown (the observer's marks and windows still change: they
+//! change what is seen, not what runs).
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use schedlab_model::{Ns, Pid, Policy};
+use schedlab_store::ProcessKey;
+
+use super::boost::Rank;
+use super::core::{cpu_set, Change, Decision, Enforcer, Kept, Outcome};
+use super::kernel::Kernel;
+use crate::actuator::{Actuator, ActuatorError};
+use crate::cgroup::CpusetGroup;
+use crate::observer::{Observer, SchedEvents, TaskInfo};
+use crate::process::{ProcInfo, ProcessHandle};
+use crate::settings::{self, CpuSet};
+
+/// The live machine.
+#[derive(Debug)]
+pub struct Live<'s> {
+    /// The daemon's eyes: events, tasks, system-call counts; threads watched.
+    pub observer: Observer,
+    /// Every change journaled before it is applied, and undone at the end.
+    pub actuator: Actuator<'s>,
+    /// The cpuset cgroups made for classes that ask for one, by class.
+    pub groups: BTreeMap<String, CpusetGroup>,
+    /// Decisions are shown, not carried out.
+    pub dry_run: bool,
+    /// The handles of the processes acted on, by pid: opened at the first decision on a
+    /// process that names its start time, dropped when the process is forgotten.
+    handles: HashMap<u32, ProcessHandle>,
+    /// What the observer records of switches and wakings outside profiling windows.
+    sched_events: SchedEvents,
+}
+
+impl<'s> Live<'s> {
+    /// The machine the daemon acts on through `observer` and `actuator`; its observer
+    /// records `sched_events` outside profiling windows.
+    pub fn new(
+        observer: Observer,
+        actuator: Actuator<'s>,
+        sched_events: SchedEvents,
+        dry_run: bool,
+    ) -> Live<'s> {
+        Live { observer, actuator, groups: BTreeMap::new(), dry_run, handles: HashMap::new(), sched_events }
+    }
+}
+
+/// The handle of `process`, opened if it is not held yet; `None` if the pid is not that
+/// process (any more).
+fn handle(handles: &mut HashMap<u32, ProcessHandle>, process: ProcessKey) -> Option<&ProcessHandle> {
+    if handles.get(&process.pid.0).is_none_or(|h| h.key() != process) {
+        let h = ProcessHandle::open(process.pid).ok().filter(|h| h.start_time() == process.start_time)?;
+        handles.insert(process.pid.0, h);
+    }
+    handles.get(&process.pid.0)
+}
+
+/// `CLOCK_MONOTONIC` now, in ns: the clock of the observer's timestamps.
+fn monotonic_ns() -> Ns {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write to.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as Ns * 1_000_000_000 + ts.tv_nsec as Ns
+}
+
+/// The program (executable path) thread `tid` runs, from /proc.
+pub fn program_of(tid: u32) -> Option<String> {
+    std::fs::read_link(format!("/proc/{tid}/exe")).ok().map(|p| p.display().to_string())
+}
+
+impl Kernel for Live<'_> {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
+    fn monotonic_ns(&self) -> Ns {
+        monotonic_ns()
+    }
+
+    fn process(&self, pid: u32) -> Option<ProcInfo> {
+        ProcInfo::read(pid).ok()
+    }
+
+    fn age(&self, start_time: u64) -> Duration {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid timespec to write to; sysconf has no preconditions.
+        let (now, hz) = unsafe {
+            libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts);
+            (
+                Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32),
+                libc::sysconf(libc::_SC_CLK_TCK).max(1) as u64,
+            )
+        };
+        now.saturating_sub(Duration::from_millis(start_time.saturating_mul(1000) / hz))
+    }
+
+    fn cpu_time_ns(&self, pid: u32) -> Option<Ns> {
+        crate::process::cpu_time_ns(Pid(pid)).ok()
+    }
+
+    fn rank(&self, tid: Pid) -> Option<Rank> {
+        let p = settings::get_policy(tid).ok()?;
+        Some(match p.policy {
+            Policy::Fifo | Policy::Rr => Rank::Rt { policy: p.policy, priority: p.rt_priority },
+            Policy::Idle => Rank::Idle,
+            Policy::Other | Policy::Batch => Rank::Fair { nice: settings::get_nice(tid).ok()? },
+        })
+    }
+
+    fn holds(&self, pid: u32, change: &Change) -> bool {
+        let tid = Pid(pid);
+        match change {
+            Change::Nice(n) => settings::get_nice(tid).is_ok_and(|now| now == *n),
+            Change::Policy { policy, priority, .. } => settings::get_policy(tid)
+                .is_ok_and(|now| now.policy == *policy && now.rt_priority == *priority),
+            Change::Slice(ns) => settings::get_policy(tid).is_ok_and(|now| now.sched_runtime_ns == *ns),
+            Change::Cpus(c) => settings::get_affinity(tid).is_ok_and(|now| now == cpu_set(c)),
+            Change::Cgroup(path) => crate::cgroup::current_cpuset_cgroup(tid).is_ok_and(|now| now == *path),
+        }
+    }
+
+    fn nice(&self, pid: u32) -> Option<i32> {
+        settings::get_nice(Pid(pid)).ok()
+    }
+
+    fn affinity(&self, pid: u32) -> Option<CpuSet> {
+        settings::get_affinity(Pid(pid)).ok()
+    }
+
+    fn task(&self, tid: u32) -> Option<&TaskInfo> {
+        self.observer.task(tid)
+    }
+
+    fn tgid(&self, tid: u32) -> Option<u32> {
+        crate::process::tgid_of(tid)
+    }
+
+    fn program(&self, tid: u32) -> Option<String> {
+        program_of(tid)
+    }
+
+    fn syscall_counts(&self) -> HashMap<(u32, u32), u64> {
+        self.observer.syscall_counts().unwrap_or_default()
+    }
+}
+
+/// What a call of the actuator or the observer came to.
+fn outcome<E: std::fmt::Display, T>(result: Result<T, E>) -> Outcome {
+    match result {
+        Ok(_) => Outcome::Made,
+        Err(e) => Outcome::Failed(e.to_string()),
+    }
+}
+
+impl Enforcer for Live<'_> {
+    fn enforce(&mut self, decision: &Decision) -> Outcome {
+        match decision {
+            Decision::Watch { tid, on } => outcome(self.observer.set_watched(*tid, *on)),
+            Decision::Profile { on } => {
+                let sched_events = if *on { SchedEvents::All } else { self.sched_events };
+                outcome(
+                    self.observer
+                        .set_syscall_hook(*on)
+                        .and_then(|()| self.observer.set_sched_events(sched_events)),
+                )
+            }
+            Decision::Forget { process } => {
+                self.handles.remove(&process.pid.0);
+                outcome(self.actuator.forget(*process))
+            }
+            Decision::Release { process } => match handle(&mut self.handles, *process) {
+                Some(h) => outcome(self.actuator.release(h)),
+                None => Outcome::Skipped,
+            },
+            _ if self.dry_run => Outcome::Shown,
+            Decision::MakeGroup { class, cpus } => match CpusetGroup::create(class, &cpu_set(cpus)) {
+                Ok(g) => {
+                    self.groups.insert(class.clone(), g);
+                    Outcome::Made
+                }
+                Err(e) => Outcome::Failed(e.to_string()),
+            },
+            Decision::Set { process, change } => {
+                let Some(h) = handle(&mut self.handles, *process) else { return Outcome::Skipped };
+                let result = match change {
+                    Change::Nice(n) => self.actuator.set_nice(h, *n),
+                    Change::Policy { policy, priority, slice_ns } => {
+                        self.actuator.set_policy(h, *policy, *priority, *slice_ns)
+                    }
+                    Change::Slice(ns) => {
+                        let current =
+                            settings::get_policy(process.pid).map(|v| v.policy).unwrap_or(Policy::Other);
+                        if current.is_rt() {
+                            return Outcome::Skipped;
+                        }
+                        self.actuator.set_policy(h, current, 0, *ns)
+                    }
+                    Change::Cpus(cpus) => self.actuator.set_affinity(h, &cpu_set(cpus)),
+                    Change::Cgroup(path) => self.actuator.set_cgroup(h, path),
+                };
+                match result {
+                    Err(ActuatorError::NotSame(_)) => Outcome::Gone,
+                    other => outcome(other),
+                }
+            }
+            Decision::EndBoost { process, setting } => match handle(&mut self.handles, *process) {
+                Some(h) => outcome(self.actuator.revert(h, *setting)),
+                None => Outcome::Skipped,
+            },
+            Decision::Adopt { child, parent } => match handle(&mut self.handles, *child) {
+                Some(h) => outcome(self.actuator.adopt(h, *parent)),
+                None => Outcome::Skipped,
+            },
+        }
+    }
+
+    fn kept(&self, process: ProcessKey) -> Kept {
+        let Some(h) = self.handles.get(&process.pid.0).filter(|h| h.key() == process) else {
+            return Kept::Yes;
+        };
+        if !self.actuator.changed_externally(h) {
+            Kept::Yes
+        } else if h.is_same() {
+            Kept::Changed
+        } else {
+            Kept::Gone
+        }
+    }
+
+    fn group_path(&self, class: &str) -> Option<String> {
+        self.groups.get(class).map(CpusetGroup::path)
+    }
+}

@@ -5,7 +5,11 @@
 //! The thesis (sections 3.5 and 4.5) uses *fair distribution*, "where each processor
 //! core has same number of processes from each group", and after distribution "each
 //! process will be bound to one processor core" (Table 4-7: on a dual-core machine each
-//! core gets nearly half of the interactive and half of the background processes). It
+//! core gets nearly half of the interactive and half of the background processes).
+//! Bound to one core, a multi-threaded process loses its parallelism (a 2-thread `xz`
+//! on one of two CPUs runs 1.8 times slower), so here a process is bound to a CPU *set*
+//! of one CPU per thread, at most the class's CPUs; a single-threaded process gets one
+//! CPU, as in the thesis. It
 //! names two other distributions that users may want: a weighted split ("30% of group
 //! A to processor 1 and 70% ..."), and real-time processes "on a separate processor".
 //! Its pipe benchmarks (section 4.6 C) lose to the unmodified system "due to
@@ -16,13 +20,31 @@
 //!
 //! Decisions where the thesis is vague, applied consistently:
 //! - Classes are handled in name order, never in input order, and processes in a class
-//!   heaviest first then by id, so the result depends only on the input *sets*
-//!   (shuffling classes, tasks or edges gives the same placements).
-//! - "Same number of processes from each group" is met to ±1 (Table 4-7 itself has 3
-//!   and 2 background processes); when several CPUs have the fewest of the class, the
-//!   least loaded one (all classes counted) wins, ties to the lower CPU number.
-//! - A weighted split is a split of the class's *process count* (the thesis speaks of
-//!   percentages of a group), rounded by largest remainder.
+//!   with most CPUs first, then heaviest, then by id, so the result depends only on the
+//!   input *sets* (shuffling classes, tasks or edges gives the same placements).
+//! - How many CPUs a process needs comes from its thread count ([`PlanTask::threads`],
+//!   cheap to read from /proc/PID/stat): an upper bound of what it can run at once, so
+//!   giving it that many CPUs never limits its parallelism. A count taken from its
+//!   recent activity would trap it instead: bound to one CPU, a process can never show
+//!   that it could use two. A process with `k = min(threads, class CPUs)` gets `k`
+//!   distinct CPUs of its class; its load is counted evenly on them.
+//! - "Same number of processes from each group" counts *units*: a process bound to `k`
+//!   CPUs is one unit on each of them (a single-threaded process is one unit, as in the
+//!   thesis). Units are balanced per CPU to ±1 (Table 4-7 itself has 3 and 2 background
+//!   processes): a process takes the `k` CPUs with the fewest units of the class, then
+//!   the least loaded (all classes counted), then the lower CPU numbers. Taking the
+//!   fewest keeps the ±1 whatever `k` is, so the order of the processes only matters
+//!   for the load.
+//! - A weighted split is a split of the class's *units* (the thesis speaks of
+//!   percentages of a group; with single-threaded processes, units are processes),
+//!   rounded by largest remainder into a quota per CPU. Processes needing several CPUs
+//!   are placed first, each on the CPUs with the most quota left (then least loaded,
+//!   then lower number): by Ryser's construction for 0-1 matrices with given row and
+//!   column sums, this meets every quota whenever any placement can; single-CPU
+//!   processes then fill the room left as before (the CPU whose quota is least filled).
+//!   When no placement meets the quotas (a 2-thread process in a class whose shares
+//!   give one CPU all its quota), the process still gets its `k` CPUs: the thread rule
+//!   wins over the shares.
 //! - Isolation ("a separate processor") keeps every other class off the isolated
 //!   class's CPUs, except a class that would be left with no CPU at all: that class
 //!   keeps its CPUs (the isolation is *waived* for it, see [`ClassCpus::waived`]), since
@@ -30,6 +52,10 @@
 //! - Co-location is attempted after the normal placement, so that the load check sees
 //!   everything else already placed; it may break the ±1 balance of the classes
 //!   involved, which is the trade the thesis's future work asks for.
+//! - Only processes bound to a single CPU are co-located: a process bound to several
+//!   CPUs (it has several threads) is never squeezed onto one, and its edges are ignored
+//!   as an isolated process's are; the single-CPU processes it talks to may still be
+//!   grouped among themselves.
 //! - Loads that are negative or not finite count as 0.
 
 use std::cmp::Ordering;
@@ -40,13 +66,15 @@ use serde::{Deserialize, Serialize};
 /// How one class's processes are distributed over the class's CPUs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Plan {
-    /// The thesis's fair distribution: each process is bound to one CPU and every CPU
-    /// of the class gets the same number of the class's processes (±1).
+    /// The thesis's fair distribution: each process is bound to one CPU per thread (at
+    /// most the class's CPUs) and every CPU of the class gets the same number of the
+    /// class's processes (±1), a process counting once on each of its CPUs.
     FairShare,
     /// One share per CPU of the class's CPU list, in list order: `[3, 7]` puts 30 % of
-    /// the class's processes on the first CPU and 70 % on the second, each process bound
-    /// to one CPU. A share of 0 keeps the class off that CPU. The length must equal the
-    /// class's CPU count (all online CPUs, ascending, when the class lists none); see
+    /// the class's processes on the first CPU and 70 % on the second, a process counting
+    /// once on each of its CPUs (one per thread, at most the class's CPUs with a
+    /// positive share). A share of 0 keeps the class off that CPU. The length must equal
+    /// the class's CPU count (all online CPUs, ascending, when the class lists none); see
     /// [`check`].
     Weighted(Vec<u32>),
     /// The thesis's "real-time processes on a separate processor": the class's
@@ -77,6 +105,10 @@ pub struct PlanTask {
     /// How many CPUs it used recently (about 0..=1 per thread, more than 1 for a
     /// multithreaded process); used to balance and for the co-location load check.
     pub load: f64,
+    /// How many threads it can run at once: the caller passes its thread count (an
+    /// upper bound, see the module docs); 0 counts as 1. A fair-share or weighted
+    /// process gets this many CPUs, at most its class's.
+    pub threads: u32,
 }
 
 /// Communication between two processes (undirected), e.g. wakeups per second through
@@ -116,7 +148,8 @@ pub struct Placement {
     pub id: u32,
     /// Its class.
     pub class: String,
-    /// The CPUs it may run on, ascending: one CPU unless its class is isolated.
+    /// The CPUs it may run on, ascending: one per thread, at most the class's, for fair
+    /// share and weighted; all the class's CPUs when isolated; one when co-located.
     pub cpus: Vec<u32>,
     /// Which rule chose them.
     pub reason: PlacementReason,
@@ -125,22 +158,27 @@ pub struct Placement {
 /// Which rule of the planner chose a [`Placement`], for reports and debugging.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum PlacementReason {
-    /// [`Plan::FairShare`]: the process was the `index_in_class`-th (0-based, heaviest
-    /// first then by id) of its class's `class_size` processes.
+    /// [`Plan::FairShare`]: the process was the `index_in_class`-th (0-based, most CPUs
+    /// first, then heaviest, then by id) of its class's `class_size` processes, and got
+    /// one CPU per thread (`threads`), at most the class's CPUs.
     FairShare {
         /// Position in the class's placement order.
         index_in_class: usize,
         /// Number of processes of the class.
         class_size: usize,
+        /// The threads the planner counted for it (at least 1).
+        threads: u32,
     },
-    /// [`Plan::Weighted`]: as for fair share, on a CPU holding `share` of the class's
+    /// [`Plan::Weighted`]: as for fair share, on CPUs holding `share` of the class's
     /// `total_shares` (after isolation removed CPUs).
     Weighted {
         /// Position in the class's placement order.
         index_in_class: usize,
         /// Number of processes of the class.
         class_size: usize,
-        /// The share of the chosen CPU.
+        /// The threads the planner counted for it (at least 1).
+        threads: u32,
+        /// The summed share of the chosen CPUs.
         share: u32,
         /// The sum of the class's shares over its usable CPUs.
         total_shares: u32,
@@ -372,7 +410,7 @@ fn clean_load(load: f64) -> f64 {
     }
 }
 
-/// Largest-remainder split of `n` processes over `shares`; ties to the earlier entry.
+/// Largest-remainder split of `n` units over `shares`; ties to the earlier entry.
 fn quotas(n: usize, shares: &[u32]) -> Vec<usize> {
     let total: u64 = shares.iter().map(|&s| u64::from(s)).sum();
     let n64 = n as u64;
@@ -384,6 +422,16 @@ fn quotas(n: usize, shares: &[u32]) -> Vec<usize> {
         quota[i] += 1;
     }
     quota
+}
+
+/// The `k` indices of `0..n` that come first by `order`, ascending (so the CPUs they
+/// stand for are ascending too, as `Resolved::effective` is).
+fn first(n: usize, k: usize, order: impl FnMut(&usize, &usize) -> Ordering) -> Vec<usize> {
+    let mut all: Vec<usize> = (0..n).collect();
+    all.sort_by(order);
+    all.truncate(k);
+    all.sort_unstable();
+    all
 }
 
 /// Minimal union-find over dense indices.
@@ -409,12 +457,23 @@ impl UnionFind {
     }
 }
 
+/// One process of a class, before placement.
+struct Member {
+    id: u32,
+    load: f64,
+    /// Its thread count, at least 1.
+    threads: u32,
+    /// How many CPUs it gets in a fair-share or weighted class: its threads, at most the
+    /// class's CPUs (unused for an isolated class, whose processes get all its CPUs).
+    width: usize,
+}
+
 /// One placed process while planning.
 struct Slot {
     class: usize,
     load: f64,
-    /// The CPU of a single-CPU class; `None` for an isolated class.
-    cpu: Option<u32>,
+    /// Its CPUs, ascending.
+    cpus: Vec<u32>,
     reason: PlacementReason,
 }
 
@@ -424,35 +483,42 @@ struct Slot {
 ///
 /// Steps: (1) validation ([`check`], plus duplicate task ids) and isolation (see
 /// [`class_cpus`]); (2) isolated classes get all their CPUs, their load counted evenly
-/// on them; (3) fair-share and weighted classes, in name order, bind each process
-/// (heaviest first, then by id) to one CPU — fair share to a CPU with the fewest of the
-/// class, weighted to the CPU whose largest-remainder quota is least filled (ratio of
-/// assigned to quota), both then to the least loaded CPU, then the lower CPU number;
-/// (4) co-location: processes of fair-share or weighted classes joined by pairs whose
-/// summed strength is at least [`PlanInput::min_edge_strength`] are grouped
-/// (transitively), and each group — strongest total first, then lowest id — is bound to
-/// one CPU common to all its members' classes on which the group's load plus
-/// everything else already there stays within [`PlanInput::max_cpu_load`]; among such
-/// CPUs the one already holding most of the group's load wins, then the least loaded
-/// one, then the lower number. A group with no such CPU keeps its step-3 placement.
-/// Pairs are only joined when their classes' CPU sets overlap; edges to isolated or
-/// unplaced processes are ignored.
+/// on them; (3) fair-share and weighted classes, in name order, bind each process (most
+/// CPUs first, then heaviest, then by id) to `k` distinct CPUs, `k` its threads at most
+/// the class's CPUs, its load counted evenly on them — fair share to the CPUs with the
+/// fewest units of the class (a process is one unit on each of its CPUs), then the
+/// least loaded, then the lower numbers; weighted by a largest-remainder quota of units
+/// per CPU: a process with `k > 1` to the CPUs with the most quota left, then the least
+/// loaded, then the lower numbers, a process with `k = 1` to the CPU with room whose
+/// quota is least filled (ratio of units to quota), then the least loaded, then the
+/// lower number; (4) co-location: processes bound to a single CPU of a fair-share or
+/// weighted class, joined by pairs whose summed strength is at least
+/// [`PlanInput::min_edge_strength`], are grouped (transitively), and each group —
+/// strongest total first, then lowest id — is bound to one CPU common to all its
+/// members' classes on which the group's load plus everything else already there stays
+/// within [`PlanInput::max_cpu_load`]; among such CPUs the one already holding most of
+/// the group's load wins, then the least loaded one, then the lower number. A group
+/// with no such CPU keeps its step-3 placement. Pairs are only joined when their
+/// classes' CPU sets overlap; edges to isolated, multi-CPU or unplaced processes are
+/// ignored.
 pub fn plan(input: &PlanInput) -> Result<Vec<Placement>, PlanError> {
     let classes = resolve(input.cpus, input.classes)?;
     let index: HashMap<&str, usize> = classes.iter().enumerate().map(|(i, c)| (c.name, i)).collect();
 
     let mut seen = HashSet::new();
-    let mut members: Vec<Vec<(u32, f64)>> = vec![Vec::new(); classes.len()];
+    let mut members: Vec<Vec<Member>> = classes.iter().map(|_| Vec::new()).collect();
     for task in input.tasks {
         if !seen.insert(task.id) {
             return Err(PlanError::DuplicateTask(task.id));
         }
         if let Some(&ci) = index.get(task.class.as_str()) {
-            members[ci].push((task.id, clean_load(task.load)));
+            let threads = task.threads.max(1);
+            let width = (threads as usize).min(classes[ci].effective.len());
+            members[ci].push(Member { id: task.id, load: clean_load(task.load), threads, width });
         }
     }
     for list in &mut members {
-        list.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        list.sort_by(|a, b| b.width.cmp(&a.width).then(b.load.total_cmp(&a.load)).then(a.id.cmp(&b.id)));
     }
 
     let mut load: BTreeMap<u32, f64> = input.cpus.iter().map(|&cpu| (cpu, 0.0)).collect();
@@ -461,64 +527,71 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Placement>, PlanError> {
     // (2) Isolated classes.
     for (ci, class) in classes.iter().enumerate().filter(|(_, c)| c.kind == Kind::Isolate) {
         let n = class.effective.len() as f64;
-        for &(id, l) in &members[ci] {
+        for m in &members[ci] {
             for cpu in class.cpus() {
-                *load.get_mut(&cpu).expect("class CPUs are online") += l / n;
+                *load.get_mut(&cpu).expect("class CPUs are online") += m.load / n;
             }
-            slots.insert(id, Slot { class: ci, load: l, cpu: None, reason: PlacementReason::Isolated });
+            let cpus = class.cpus().collect();
+            slots.insert(m.id, Slot { class: ci, load: m.load, cpus, reason: PlacementReason::Isolated });
         }
     }
 
-    // (3) Single-CPU classes.
-    for (ci, class) in classes.iter().enumerate() {
+    // (3) Fair-share and weighted classes.
+    for (ci, class) in classes.iter().enumerate().filter(|(_, c)| c.kind != Kind::Isolate) {
         let list = &members[ci];
         let size = list.len();
-        match class.kind {
-            Kind::Isolate => {}
-            Kind::Fair => {
-                let mut count = vec![0usize; class.effective.len()];
-                for (k, &(id, l)) in list.iter().enumerate() {
-                    let j = (0..count.len())
-                        .min_by(|&x, &y| {
-                            let (cx, cy) = (class.effective[x].0, class.effective[y].0);
-                            count[x].cmp(&count[y]).then(load[&cx].total_cmp(&load[&cy])).then(cx.cmp(&cy))
-                        })
-                        .expect("classes have CPUs");
-                    let cpu = class.effective[j].0;
-                    count[j] += 1;
-                    *load.get_mut(&cpu).expect("online") += l;
-                    let reason = PlacementReason::FairShare { index_in_class: k, class_size: size };
-                    slots.insert(id, Slot { class: ci, load: l, cpu: Some(cpu), reason });
-                }
-            }
-            Kind::Weighted => {
-                let shares: Vec<u32> = class.effective.iter().map(|&(_, s)| s).collect();
-                let total_shares: u32 = shares.iter().sum();
-                let quota = quotas(size, &shares);
-                let mut count = vec![0usize; shares.len()];
-                for (k, &(id, l)) in list.iter().enumerate() {
-                    let j = (0..count.len())
+        let n = class.effective.len();
+        let shares: Vec<u32> = class.effective.iter().map(|&(_, s)| s).collect();
+        let total_shares: u32 = shares.iter().sum();
+        // The units each CPU should get, for a weighted class.
+        let quota = quotas(list.iter().map(|m| m.width).sum(), &shares);
+        // Units of the class per CPU, aligned with `class.effective`.
+        let mut count = vec![0usize; n];
+        for (k, m) in list.iter().enumerate() {
+            let by_load_then_number = |x: &usize, y: &usize| {
+                let (cx, cy) = (class.effective[*x].0, class.effective[*y].0);
+                load[&cx].total_cmp(&load[&cy]).then(cx.cmp(&cy))
+            };
+            let chosen = match (class.kind, m.width) {
+                (Kind::Isolate, _) => unreachable!("isolated classes were placed in step 2"),
+                (Kind::Fair, _) => first(n, m.width, |x, y| {
+                    count[*x].cmp(&count[*y]).then_with(|| by_load_then_number(x, y))
+                }),
+                (Kind::Weighted, 1) => {
+                    let j = (0..n)
                         .filter(|&x| count[x] < quota[x])
-                        .min_by(|&x, &y| {
-                            let (cx, cy) = (class.effective[x].0, class.effective[y].0);
-                            (count[x] * quota[y])
-                                .cmp(&(count[y] * quota[x]))
-                                .then(load[&cx].total_cmp(&load[&cy]))
-                                .then(cx.cmp(&cy))
+                        .min_by(|x, y| {
+                            (count[*x] * quota[*y])
+                                .cmp(&(count[*y] * quota[*x]))
+                                .then_with(|| by_load_then_number(x, y))
                         })
-                        .expect("quotas add up to the class size");
-                    let cpu = class.effective[j].0;
-                    count[j] += 1;
-                    *load.get_mut(&cpu).expect("online") += l;
-                    let reason = PlacementReason::Weighted {
-                        index_in_class: k,
-                        class_size: size,
-                        share: shares[j],
-                        total_shares,
-                    };
-                    slots.insert(id, Slot { class: ci, load: l, cpu: Some(cpu), reason });
+                        .expect("multi-CPU processes came first, so the room left covers the units left");
+                    vec![j]
                 }
+                (Kind::Weighted, _) => {
+                    let left = |j: usize| quota[j] as i64 - count[j] as i64;
+                    first(n, m.width, |x, y| left(*y).cmp(&left(*x)).then_with(|| by_load_then_number(x, y)))
+                }
+            };
+            let reason = if class.kind == Kind::Fair {
+                PlacementReason::FairShare { index_in_class: k, class_size: size, threads: m.threads }
+            } else {
+                PlacementReason::Weighted {
+                    index_in_class: k,
+                    class_size: size,
+                    threads: m.threads,
+                    share: chosen.iter().map(|&j| shares[j]).sum(),
+                    total_shares,
+                }
+            };
+            let cpus: Vec<u32> = chosen.iter().map(|&j| class.effective[j].0).collect();
+            for &j in &chosen {
+                count[j] += 1;
             }
+            for cpu in &cpus {
+                *load.get_mut(cpu).expect("online") += m.load / cpus.len() as f64;
+            }
+            slots.insert(m.id, Slot { class: ci, load: m.load, cpus, reason });
         }
     }
 
@@ -527,13 +600,11 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Placement>, PlanError> {
 
     Ok(slots
         .into_iter()
-        .map(|(id, slot)| {
-            let class = &classes[slot.class];
-            let cpus = match slot.cpu {
-                Some(cpu) => vec![cpu],
-                None => class.cpus().collect(),
-            };
-            Placement { id, class: class.name.to_owned(), cpus, reason: slot.reason }
+        .map(|(id, slot)| Placement {
+            id,
+            class: classes[slot.class].name.to_owned(),
+            cpus: slot.cpus,
+            reason: slot.reason,
         })
         .collect())
 }
@@ -544,8 +615,10 @@ fn colocate(input: &PlanInput, classes: &[Resolved], slots: &mut BTreeMap<u32, S
     // float result does not depend on the edge order.
     let mut per_pair: BTreeMap<(u32, u32), Vec<f64>> = BTreeMap::new();
     for edge in input.edges {
-        let bound = |id: u32| slots.get(&id).is_some_and(|s| s.cpu.is_some());
-        if edge.a != edge.b && bound(edge.a) && bound(edge.b) {
+        let movable = |id: u32| {
+            slots.get(&id).is_some_and(|s| classes[s.class].kind != Kind::Isolate && s.cpus.len() == 1)
+        };
+        if edge.a != edge.b && movable(edge.a) && movable(edge.b) {
             per_pair.entry((edge.a.min(edge.b), edge.a.max(edge.b))).or_default().push(edge.strength);
         }
     }
@@ -596,23 +669,8 @@ fn colocate(input: &PlanInput, classes: &[Resolved], slots: &mut BTreeMap<u32, S
             .map(|cpu| {
                 let (mut mine, mut other) = (0.0, 0.0);
                 for (id, slot) in slots.iter() {
-                    let on_cpu = match slot.cpu {
-                        Some(c) => {
-                            if c == cpu {
-                                slot.load
-                            } else {
-                                0.0
-                            }
-                        }
-                        None => {
-                            let class = &classes[slot.class];
-                            if class.cpus().any(|c| c == cpu) {
-                                slot.load / class.effective.len() as f64
-                            } else {
-                                0.0
-                            }
-                        }
-                    };
+                    let on_cpu =
+                        if slot.cpus.contains(&cpu) { slot.load / slot.cpus.len() as f64 } else { 0.0 };
                     if in_group.contains(id) {
                         mine += on_cpu;
                     } else {
@@ -635,7 +693,7 @@ fn colocate(input: &PlanInput, classes: &[Resolved], slots: &mut BTreeMap<u32, S
                 .min_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)))
                 .expect("every group member has a qualifying pair");
             let slot = slots.get_mut(&id).expect("placed");
-            slot.cpu = Some(cpu);
+            slot.cpus = vec![cpu];
             slot.reason = PlacementReason::CoLocated { with, strength, group_size: group.len() };
         }
     }
@@ -651,7 +709,11 @@ mod tests {
     }
 
     fn task(id: u32, class: &str, load: f64) -> PlanTask {
-        PlanTask { id, class: class.into(), load }
+        threaded(id, class, load, 1)
+    }
+
+    fn threaded(id: u32, class: &str, load: f64, threads: u32) -> PlanTask {
+        PlanTask { id, class: class.into(), load, threads }
     }
 
     fn input<'a>(
@@ -663,9 +725,9 @@ mod tests {
         PlanInput { cpus, classes, tasks, edges, min_edge_strength: 10.0, max_cpu_load: 1.0 }
     }
 
-    /// How many processes of `class` are bound to `cpu`.
-    fn count(placements: &[Placement], class: &str, cpu: u32) -> usize {
-        placements.iter().filter(|p| p.class == class && p.cpus == [cpu]).count()
+    /// How many units of `class` are on `cpu`: processes that may run there.
+    fn units(placements: &[Placement], class: &str, cpu: u32) -> usize {
+        placements.iter().filter(|p| p.class == class && p.cpus.contains(&cpu)).count()
     }
 
     fn cpu_of(placements: &[Placement], id: u32) -> Vec<u32> {
@@ -681,8 +743,8 @@ mod tests {
         let out = plan(&input(&[0, 1], &classes, &tasks, &[])).unwrap();
         assert_eq!(out.len(), 10);
         for cpu in [0, 1] {
-            assert_eq!(count(&out, "interactive", cpu), 2);
-            assert_eq!(count(&out, "background", cpu), 3);
+            assert_eq!(units(&out, "interactive", cpu), 2);
+            assert_eq!(units(&out, "background", cpu), 3);
         }
         assert!(out.windows(2).all(|w| w[0].id < w[1].id), "sorted by id");
         assert!(out.iter().all(|p| matches!(p.reason, PlacementReason::FairShare { class_size, .. }
@@ -698,8 +760,8 @@ mod tests {
             [1966, 1948, 1960, 1584].map(|id| task(id, "Interactive", 0.0)).to_vec();
         tasks.extend([1545, 1051, 1411, 2214, 1265].map(|id| task(id, "Background", 0.0)));
         let out = plan(&input(&[0, 1], &classes, &tasks, &[])).unwrap();
-        assert_eq!((count(&out, "Interactive", 0), count(&out, "Interactive", 1)), (2, 2));
-        let background = (count(&out, "Background", 0), count(&out, "Background", 1));
+        assert_eq!((units(&out, "Interactive", 0), units(&out, "Interactive", 1)), (2, 2));
+        let background = (units(&out, "Background", 0), units(&out, "Background", 1));
         assert!(background == (3, 2) || background == (2, 3), "{background:?}");
     }
 
@@ -716,12 +778,119 @@ mod tests {
     }
 
     #[test]
+    fn distribution_fair_share_two_threads_get_both_cpus() {
+        let classes = [class("c", None, Plan::FairShare)];
+        let tasks = [threaded(1, "c", 1.6, 2)];
+        let out = plan(&input(&[0, 1], &classes, &tasks, &[])).unwrap();
+        assert_eq!(cpu_of(&out, 1), [0, 1]);
+        assert_eq!(
+            out[0].reason,
+            PlacementReason::FairShare { index_in_class: 0, class_size: 1, threads: 2 }
+        );
+    }
+
+    #[test]
+    fn distribution_zero_threads_count_as_one() {
+        let classes = [class("c", None, Plan::FairShare)];
+        let tasks = [threaded(1, "c", 0.5, 0)];
+        let out = plan(&input(&[0, 1], &classes, &tasks, &[])).unwrap();
+        assert_eq!(cpu_of(&out, 1), [0]);
+        assert_eq!(
+            out[0].reason,
+            PlacementReason::FairShare { index_in_class: 0, class_size: 1, threads: 1 }
+        );
+    }
+
+    #[test]
+    fn distribution_fair_share_one_two_and_four_threads_on_four_cpus() {
+        // Most CPUs first: 3 (4 threads) → 0–3, one unit each; 2 (2 threads) → the two
+        // lowest of the equal CPUs, 0 and 1 (units 2, 2, 1, 1; loads 1.0, 1.0, 0.5, 0.5);
+        // 1 → CPU 2 (fewest units, equal load, lower number). Units 2, 2, 2, 1.
+        let classes = [class("c", None, Plan::FairShare)];
+        let tasks = [threaded(1, "c", 0.5, 1), threaded(2, "c", 1.0, 2), threaded(3, "c", 2.0, 4)];
+        let out = plan(&input(&[0, 1, 2, 3], &classes, &tasks, &[])).unwrap();
+        assert_eq!(cpu_of(&out, 3), [0, 1, 2, 3]);
+        assert_eq!(cpu_of(&out, 2), [0, 1]);
+        assert_eq!(cpu_of(&out, 1), [2]);
+        assert_eq!([0, 1, 2, 3].map(|cpu| units(&out, "c", cpu)), [2, 2, 2, 1]);
+        let order: Vec<(u32, usize)> = out
+            .iter()
+            .map(|p| match p.reason {
+                PlacementReason::FairShare { index_in_class, .. } => (p.id, index_in_class),
+                _ => panic!("{:?}", p.reason),
+            })
+            .collect();
+        assert_eq!(order, [(1, 2), (2, 1), (3, 0)]);
+    }
+
+    #[test]
+    fn distribution_more_threads_than_class_cpus_get_all_of_them() {
+        let classes = [class("c", Some(&[3, 1]), Plan::FairShare)];
+        let tasks = [threaded(1, "c", 3.0, 8)];
+        let out = plan(&input(&[0, 1, 2, 3], &classes, &tasks, &[])).unwrap();
+        assert_eq!(cpu_of(&out, 1), [1, 3]);
+        assert_eq!(
+            out[0].reason,
+            PlacementReason::FairShare { index_in_class: 0, class_size: 1, threads: 8 }
+        );
+    }
+
+    #[test]
+    fn distribution_weighted_3_7_with_a_two_thread_process() {
+        // 10 units (one 2-thread process, 8 single): quotas 3 and 7. The 2-thread process
+        // takes both CPUs, the others fill 2 and 6 more.
+        let classes = [class("a", Some(&[2, 5]), Plan::Weighted(vec![3, 7]))];
+        let mut tasks = vec![threaded(1, "a", 0.2, 2)];
+        tasks.extend((2..=9).map(|id| task(id, "a", 0.1)));
+        let out = plan(&input(&[0, 1, 2, 5], &classes, &tasks, &[])).unwrap();
+        assert_eq!(cpu_of(&out, 1), [2, 5]);
+        assert_eq!(
+            out[0].reason,
+            PlacementReason::Weighted {
+                index_in_class: 0,
+                class_size: 9,
+                threads: 2,
+                share: 10,
+                total_shares: 10
+            }
+        );
+        assert_eq!((units(&out, "a", 2), units(&out, "a", 5)), (3, 7));
+    }
+
+    #[test]
+    fn distribution_weighted_sets_take_the_cpus_with_most_quota_left() {
+        // Shares 1:1:2, 5 units → quotas 1, 1, 3. Process 1 (2 threads): CPU 2 (3 left),
+        // then CPU 0 (1 left like CPU 1, lower number). Process 2: CPU 2 (2 left), CPU 1
+        // (1 left). Process 3 (single): CPU 2, the only one with room. Taking the least
+        // filled CPUs instead would have put process 1 on 0 and 1, leaving process 2
+        // only CPU 2.
+        let classes = [class("w", None, Plan::Weighted(vec![1, 1, 2]))];
+        let tasks = [threaded(1, "w", 0.4, 2), threaded(2, "w", 0.2, 2), task(3, "w", 0.1)];
+        let out = plan(&input(&[0, 1, 2], &classes, &tasks, &[])).unwrap();
+        assert_eq!(cpu_of(&out, 1), [0, 2]);
+        assert_eq!(cpu_of(&out, 2), [1, 2]);
+        assert_eq!(cpu_of(&out, 3), [2]);
+        assert_eq!([0, 1, 2].map(|cpu| units(&out, "w", cpu)), [1, 1, 3]);
+        assert!(matches!(out[0].reason, PlacementReason::Weighted { share: 3, total_shares: 4, .. }));
+    }
+
+    #[test]
+    fn distribution_threads_win_over_unmeetable_shares() {
+        // Shares 1:9 give 2 units quotas 0 and 2, which one 2-thread process cannot meet:
+        // it still gets both CPUs.
+        let classes = [class("w", None, Plan::Weighted(vec![1, 9]))];
+        let tasks = [threaded(1, "w", 1.0, 2)];
+        let out = plan(&input(&[0, 1], &classes, &tasks, &[])).unwrap();
+        assert_eq!(cpu_of(&out, 1), [0, 1]);
+    }
+
+    #[test]
     fn distribution_weighted_3_7_with_ten_processes() {
         let classes = [class("a", Some(&[2, 5]), Plan::Weighted(vec![3, 7]))];
         let tasks: Vec<PlanTask> = (1..=10).map(|id| task(id, "a", 0.1)).collect();
         let out = plan(&input(&[0, 1, 2, 5], &classes, &tasks, &[])).unwrap();
-        assert_eq!(count(&out, "a", 2), 3);
-        assert_eq!(count(&out, "a", 5), 7);
+        assert_eq!(units(&out, "a", 2), 3);
+        assert_eq!(units(&out, "a", 5), 7);
         let on_2 = out.iter().find(|p| p.cpus == [2]).unwrap();
         assert!(matches!(
             on_2.reason,
@@ -815,7 +984,7 @@ mod tests {
         let tasks: Vec<PlanTask> = (1..=4).map(|id| task(id, "w", 0.1)).collect();
         let inp = input(&[0, 1, 2], &classes, &tasks, &[]);
         let out = plan(&inp).unwrap();
-        assert_eq!((count(&out, "w", 0), count(&out, "w", 1), count(&out, "w", 2)), (2, 2, 0));
+        assert_eq!((units(&out, "w", 0), units(&out, "w", 1), units(&out, "w", 2)), (2, 2, 0));
         let w = class_cpus(&inp).unwrap().into_iter().find(|c| c.name == "w").unwrap();
         assert_eq!((w.cpus, w.shares), (vec![0, 1], Some(vec![1, 1])));
     }
@@ -902,6 +1071,22 @@ mod tests {
     }
 
     #[test]
+    fn distribution_co_location_skips_a_multi_threaded_member() {
+        // Step 3: 1 → CPU 0; 2 (2 threads) → 0 and 1; 3 → CPU 1 (0.05 < 0.15). Process 2
+        // talks most with 1 but keeps both CPUs; 1 and 3 are co-located on CPU 0 (equal
+        // loads, lower number).
+        let classes = [class("a", None, Plan::FairShare), class("b", None, Plan::FairShare)];
+        let tasks = [task(1, "a", 0.1), threaded(2, "b", 0.1, 2), task(3, "b", 0.1)];
+        let edges = [Edge { a: 1, b: 2, strength: 100.0 }, Edge { a: 1, b: 3, strength: 50.0 }];
+        let alone = plan(&input(&[0, 1], &classes, &tasks, &[])).unwrap();
+        assert_eq!((cpu_of(&alone, 1), cpu_of(&alone, 2), cpu_of(&alone, 3)), (vec![0], vec![0, 1], vec![1]));
+        let out = plan(&input(&[0, 1], &classes, &tasks, &edges)).unwrap();
+        assert_eq!(out[1], alone[1]);
+        assert_eq!((cpu_of(&out, 1), cpu_of(&out, 3)), (vec![0], vec![0]));
+        assert_eq!(out[0].reason, PlacementReason::CoLocated { with: 3, strength: 50.0, group_size: 2 });
+    }
+
+    #[test]
     fn distribution_transitive_group_lands_on_one_cpu() {
         let classes = [class("a", None, Plan::FairShare)];
         let tasks: Vec<PlanTask> = (1..=6).map(|id| task(id, "a", 0.1)).collect();
@@ -945,6 +1130,25 @@ mod tests {
         assert!(base.iter().any(|p| matches!(p.reason, PlacementReason::CoLocated { .. })));
     }
 
+    /// Whether processes needing `widths` distinct CPUs can fill CPUs with `quota` units
+    /// exactly (the Gale–Ryser condition for a 0-1 matrix with these row and column
+    /// sums, which add up to the same here): the `t` widest processes fit, each CPU
+    /// taking at most one unit of each.
+    fn realizable(widths: &[usize], quota: &[usize]) -> bool {
+        let mut widths = widths.to_vec();
+        widths.sort_unstable_by(|a, b| b.cmp(a));
+        (1..=widths.len())
+            .all(|t| widths[..t].iter().sum::<usize>() <= quota.iter().map(|&q| q.min(t)).sum::<usize>())
+    }
+
+    #[test]
+    fn distribution_realizable_is_gale_ryser() {
+        assert!(realizable(&[2, 2], &[1, 1, 2]));
+        assert!(!realizable(&[2], &[0, 2]));
+        assert!(!realizable(&[2, 1], &[0, 3]));
+        assert!(realizable(&[1, 1, 1], &[0, 3]));
+    }
+
     /// A random configuration: CPUs, classes, tasks and edges.
     fn scenario() -> impl Strategy<Value = (Vec<u32>, Vec<ClassPlan>, Vec<PlanTask>, Vec<Edge>)> {
         (1usize..=6)
@@ -956,7 +1160,7 @@ mod tests {
                     proptest::collection::vec(0u32..4, ncpu),
                 );
                 let classes = proptest::collection::vec(class, 1..=4);
-                let tasks = proptest::collection::vec((0usize..5, 0.0f64..1.5), 0..30);
+                let tasks = proptest::collection::vec((0usize..5, 0.0f64..1.5, 0u32..5), 0..30);
                 let edges = proptest::collection::vec((0u32..30, 0u32..30, 0.0f64..100.0), 0..20);
                 (Just(cpus), classes, tasks, edges)
             })
@@ -982,7 +1186,7 @@ mod tests {
                 let tasks = raw_tasks
                     .into_iter()
                     .enumerate()
-                    .map(|(id, (c, load))| PlanTask { id: id as u32, class: format!("c{c}"), load })
+                    .map(|(id, (c, load, threads))| threaded(id as u32, &format!("c{c}"), load, threads))
                     .collect();
                 let edges = raw_edges.into_iter().map(|(a, b, strength)| Edge { a, b, strength }).collect();
                 (cpus, classes, tasks, edges)
@@ -1006,14 +1210,21 @@ mod tests {
             // Exactly the tasks of configured classes are placed, once, sorted by id.
             let expected: Vec<u32> = tasks.iter().filter(|t| sets.iter().any(|c| c.name == t.class)).map(|t| t.id).collect();
             prop_assert_eq!(out.iter().map(|p| p.id).collect::<Vec<_>>(), expected);
+            // How many CPUs a fair-share or weighted process gets: its threads (0 counts
+            // as 1), at most its class's.
+            let width = |id: u32| {
+                let t = tasks.iter().find(|t| t.id == id).unwrap();
+                (t.threads.max(1) as usize).min(set(&t.class).cpus.len())
+            };
             for p in &out {
                 let s = set(&p.class);
                 prop_assert!(p.cpus.iter().all(|c| s.cpus.contains(c)));
+                prop_assert!(p.cpus.windows(2).all(|w| w[0] < w[1]), "{:?}", p.cpus);
                 let configured = config(&p.class).cpus.clone().unwrap_or_else(|| cpus.clone());
                 prop_assert!(s.cpus.iter().all(|c| configured.contains(c)));
                 match config(&p.class).plan {
                     Plan::Isolate => prop_assert_eq!(&p.cpus, &s.cpus),
-                    _ => prop_assert_eq!(p.cpus.len(), 1),
+                    _ => prop_assert_eq!(p.cpus.len(), width(p.id)),
                 }
             }
 
@@ -1028,17 +1239,23 @@ mod tests {
                 prop_assert!(cpu_load(p.cpus[0]) <= max_cpu_load + 1e-9);
             }
 
-            // Without edges: fair-share counts within ±1, weighted counts on quota.
+            // Without edges: fair-share units within ±1; weighted units on quota whenever
+            // some placement can meet the quotas (always with single-threaded processes).
             let alone = plan(&PlanInput { edges: &[], ..inp }).unwrap();
             for s in &sets {
-                let counts: Vec<usize> = s.cpus.iter().map(|&c| count(&alone, &s.name, c)).collect();
-                let n: usize = counts.iter().sum();
+                let counts: Vec<usize> = s.cpus.iter().map(|&c| units(&alone, &s.name, c)).collect();
+                let widths: Vec<usize> = alone.iter().filter(|p| p.class == s.name).map(|p| width(p.id)).collect();
                 match (&config(&s.name).plan, &s.shares) {
                     (Plan::FairShare, _) => {
                         let (lo, hi) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
                         prop_assert!(hi - lo <= 1, "{:?}", counts);
                     }
-                    (Plan::Weighted(_), Some(shares)) => prop_assert_eq!(counts, quotas(n, shares)),
+                    (Plan::Weighted(_), Some(shares)) => {
+                        let quota = quotas(widths.iter().sum(), shares);
+                        if realizable(&widths, &quota) {
+                            prop_assert_eq!(counts, quota);
+                        }
+                    }
                     _ => {}
                 }
             }

@@ -128,6 +128,11 @@ pub fn stat_field(pid: Pid, n: usize) -> io::Result<String> {
     })
 }
 
+/// How many threads process `pid` has (field 20 of `/proc/PID/stat`).
+pub fn thread_count(pid: Pid) -> io::Result<u32> {
+    stat_field(pid, 20)?.parse().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{e}")))
+}
+
 /// CPU time (user + system, all its threads) of process `pid` (fields 14 and 15 of
 /// `/proc/PID/stat`), in nanoseconds.
 pub fn cpu_time_ns(pid: Pid) -> io::Result<u64> {

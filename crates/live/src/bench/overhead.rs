@@ -375,7 +375,10 @@ mod tests {
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.0);
         assert_eq!(median(&[]), 0.0);
         assert_eq!("bpftrace".parse::<Mode>().unwrap(), Mode::Bpftrace);
-        assert!("dtrace".parse::<Mode>().unwrap_err().contains("bare, floor, observer or bpftrace"));
+        assert!("dtrace"
+            .parse::<Mode>()
+            .unwrap_err()
+            .contains("bare, floor, observer, watched, daemon, bpftrace"));
     }
 
     #[test]

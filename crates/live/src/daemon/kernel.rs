@@ -29,6 +29,8 @@ pub trait Kernel {
     fn age(&self, start_time: u64) -> Duration;
     /// The CPU time process `pid` has used, all its threads, in ns.
     fn cpu_time_ns(&self, pid: u32) -> Option<Ns>;
+    /// How many threads process `pid` has: what its CPU set must leave room for.
+    fn threads(&self, pid: u32) -> Option<u32>;
     /// How thread `tid` ranks for boosting: its policy and nice value.
     fn rank(&self, tid: Pid) -> Option<Rank>;
     /// Whether process `pid` (its main thread) has the setting `change` gives already.

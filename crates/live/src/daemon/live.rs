@@ -103,6 +103,10 @@ impl Kernel for Live<'_> {
         crate::process::cpu_time_ns(Pid(pid)).ok()
     }
 
+    fn threads(&self, pid: u32) -> Option<u32> {
+        crate::process::thread_count(Pid(pid)).ok()
+    }
+
     fn rank(&self, tid: Pid) -> Option<Rank> {
         let p = settings::get_policy(tid).ok()?;
         Some(match p.policy {

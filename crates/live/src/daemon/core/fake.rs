@@ -52,12 +52,13 @@ impl Default for Settings {
     }
 }
 
-/// A process of the fake machine (one thread).
+/// A process of the fake machine (its settings are its main thread's).
 #[derive(Clone, Debug)]
 pub struct FakeProcess {
     pub info: ProcInfo,
     pub settings: Settings,
     pub cpu_time_ns: Ns,
+    pub threads: u32,
 }
 
 /// The machine.
@@ -118,7 +119,8 @@ impl FakeMachine {
             ..ProcInfo::default()
         };
         self.tasks.insert(pid, TaskInfo { tgid: pid, comm: comm.into(), exe: None });
-        self.processes.insert(pid, FakeProcess { info, settings: Settings::default(), cpu_time_ns: 0 });
+        self.processes
+            .insert(pid, FakeProcess { info, settings: Settings::default(), cpu_time_ns: 0, threads: 1 });
         self.processes.get_mut(&pid).expect("just inserted")
     }
 
@@ -190,6 +192,10 @@ impl Kernel for FakeMachine {
 
     fn cpu_time_ns(&self, pid: u32) -> Option<Ns> {
         self.processes.get(&pid).map(|p| p.cpu_time_ns)
+    }
+
+    fn threads(&self, pid: u32) -> Option<u32> {
+        self.processes.get(&pid).map(|p| p.threads)
     }
 
     fn rank(&self, tid: Pid) -> Option<Rank> {

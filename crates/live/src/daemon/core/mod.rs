@@ -110,6 +110,8 @@ struct Proc {
     /// CPU time of its threads at the last planning, and the load since.
     runtime_prev: Ns,
     load: f64,
+    /// Its threads at the last planning: its CPU set is never smaller.
+    threads: u32,
     /// Its latest decisions.
     decisions: VecDeque<String>,
 }
@@ -129,6 +131,7 @@ impl Proc {
             rt_demoted: false,
             runtime_prev: 0,
             load: 0.0,
+            threads: 1,
             decisions: VecDeque::new(),
         }
     }

@@ -26,6 +26,7 @@ impl Core {
             // The first reading is the baseline: what it used before is no load now.
             p.load = if p.runtime_prev == 0 { 0.0 } else { r.saturating_sub(p.runtime_prev) as f64 / period };
             p.runtime_prev = r;
+            p.threads = m.threads(pid).unwrap_or(p.threads);
         }
         let young: Vec<u32> =
             self.procs.iter().filter(|(_, p)| p.state == State::Young).map(|(&pid, _)| pid).collect();
@@ -129,7 +130,9 @@ impl Core {
             .procs
             .values()
             .filter(|p| p.state == State::Managed)
-            .filter_map(|p| Some(PlanTask { id: p.info.pid, class: p.class.clone()?, load: p.load }))
+            .filter_map(|p| {
+                Some(PlanTask { id: p.info.pid, class: p.class.clone()?, load: p.load, threads: p.threads })
+            })
             .filter(|t| classes.iter().any(|c| c.name == t.class))
             .collect();
         let edges: Vec<Edge> = if self.config.daemon.colocate {
@@ -235,14 +238,27 @@ fn plan_name(r: &distribution::PlacementReason) -> &'static str {
     }
 }
 
+/// ", N threads" for a process the plan gave a CPU per thread.
+fn threads_text(threads: u32) -> String {
+    if threads > 1 {
+        format!(", {threads} threads")
+    } else {
+        String::new()
+    }
+}
+
 fn describe_placement(r: &distribution::PlacementReason) -> String {
     use distribution::PlacementReason as R;
     match r {
-        R::FairShare { index_in_class, class_size } => {
-            format!("process {} of {class_size}", index_in_class + 1)
+        R::FairShare { index_in_class, class_size, threads } => {
+            format!("process {} of {class_size}{}", index_in_class + 1, threads_text(*threads))
         }
-        R::Weighted { index_in_class, class_size, share, total_shares } => {
-            format!("process {} of {class_size}, share {share}/{total_shares}", index_in_class + 1)
+        R::Weighted { index_in_class, class_size, share, total_shares, threads } => {
+            format!(
+                "process {} of {class_size}, share {share}/{total_shares}{}",
+                index_in_class + 1,
+                threads_text(*threads)
+            )
         }
         R::Isolated => "the class's own CPUs".into(),
         R::CoLocated { with, strength, group_size } => {
@@ -295,6 +311,30 @@ mod tests {
         assert_eq!(row.placement.as_deref(), Some("fair-share plan of class batch: process 2 of 2"));
         core.replan(&mut m);
         assert_eq!(m.take(), vec![], "bound already");
+    }
+
+    #[test]
+    fn a_multi_threaded_process_gets_a_cpu_per_thread() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(
+            "[[rule]]\nmatch = { comm = \"xz\" }\nclass = \"batch\"\n\
+             [class.batch]\ncpus = \"0-1\"\n[daemon]\nmodel = false\nboost = false\nmin_age_ms = 0\n",
+            None,
+        );
+        m.spawn(100, "xz", 10 * S).threads = 2;
+        m.spawn(101, "xz", 10 * S);
+        core.running(&[100, 101], &mut m);
+        // 100 may run on both CPUs already (nothing to change), 101 gets one of them.
+        assert_eq!(
+            m.take(),
+            vec![m.set(101, Change::Cpus(vec![0]))],
+            "never fewer CPUs than threads: two threads bound to one CPU run half as fast"
+        );
+        let row = core.explain(100, &m).unwrap().process;
+        assert_eq!(
+            row.placement.as_deref(),
+            Some("fair-share plan of class batch: process 1 of 2, 2 threads")
+        );
     }
 
     #[test]

@@ -387,7 +387,7 @@ pub(crate) fn observe_window(window_ns: Ns, pids: &[u32]) -> Result<Report> {
         observer
             .task(pid)
             .and_then(|t| t.exe.clone())
-            .or_else(|| std::fs::read_link(format!("/proc/{pid}/exe")).ok().map(|p| p.display().to_string()))
+            .or_else(|| schedlab_live::process::exe_of(pid))
             .unwrap_or_default()
     };
     let none = HashMap::new();

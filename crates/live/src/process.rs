@@ -9,6 +9,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
 
 use schedlab_model::Pid;
 use schedlab_store::ProcessKey;
@@ -142,9 +143,37 @@ pub fn cpu_time_ns(pid: Pid) -> io::Result<u64> {
             io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{}/stat has no field {n}", pid.0))
         })
     };
+    Ok((ticks(14)? + ticks(15)?) * (1_000_000_000 / clock_ticks_per_s()))
+}
+
+/// The clock ticks of /proc's times per second (`_SC_CLK_TCK`, at least 1).
+pub fn clock_ticks_per_s() -> u64 {
     // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Ok((ticks(14)? + ticks(15)?) * (1_000_000_000 / hz))
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64
+}
+
+/// How long a process that started at `start_time` (clock ticks since boot, as
+/// [`ProcInfo::start_time`]) has lived.
+pub fn age(start_time: u64) -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write to.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    let now = Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+    now.saturating_sub(Duration::from_millis(start_time.saturating_mul(1000) / clock_ticks_per_s()))
+}
+
+/// `CLOCK_MONOTONIC` now, in ns: the clock of the observer's timestamps.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write to; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The program (executable path) thread or process `pid` runs; `None` for a kernel
+/// thread, a process gone or one whose executable cannot be read.
+pub fn exe_of(pid: u32) -> Option<String> {
+    std::fs::read_link(format!("/proc/{pid}/exe")).ok().map(|p| p.display().to_string())
 }
 
 /// The start time of process `pid` (field 22 of `/proc/PID/stat`), in clock ticks since boot.
@@ -206,9 +235,7 @@ impl ProcInfo {
             std::fs::read_to_string(format!("/proc/{pid}/{what}")).unwrap_or_default().trim_end().to_string()
         };
         let cgroup = read_trim("cgroup").lines().last().unwrap_or_default().to_string();
-        let exe = std::fs::read_link(format!("/proc/{pid}/exe"))
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
+        let exe = exe_of(pid).unwrap_or_default();
         Ok(ProcInfo {
             pid,
             start_time: field(22),

@@ -460,27 +460,42 @@ pub fn run_suite(
     })
 }
 
+impl Row {
+    /// A row from its parts; the verdict follows from the ratio and the interval.
+    fn new(
+        names: [&str; 3],
+        (bare, schedlab): (Vec<f64>, Vec<f64>),
+        (bare_median, schedlab_median): (f64, f64),
+        ratio: f64,
+        (ci_low, ci_high): (f64, f64),
+    ) -> Row {
+        let [workload, metric, unit] = names.map(str::to_string);
+        Row {
+            workload,
+            metric,
+            unit,
+            bare,
+            schedlab,
+            bare_median,
+            schedlab_median,
+            ratio,
+            ci_low,
+            ci_high,
+            verdict: Verdict::of(ratio, ci_high),
+            bare_vs_unloaded: None,
+            schedlab_vs_unloaded: None,
+        }
+    }
+}
+
 /// A row from both sides' per-round values (paired by round).
 pub fn compare(workload: &str, metric: &str, unit: &str, bare: Vec<f64>, schedlab: Vec<f64>) -> Row {
     let ratios: Vec<f64> =
         bare.iter().zip(&schedlab).filter(|(b, _)| **b > 0.0).map(|(b, s)| s / b).collect();
     let ratio = median(&ratios);
-    let (ci_low, ci_high) = bootstrap_median_ci(&ratios, 0.95);
-    Row {
-        workload: workload.to_string(),
-        metric: metric.to_string(),
-        unit: unit.to_string(),
-        bare_median: median(&bare),
-        schedlab_median: median(&schedlab),
-        bare,
-        schedlab,
-        ratio,
-        ci_low,
-        ci_high,
-        verdict: Verdict::of(ratio, ci_high),
-        bare_vs_unloaded: None,
-        schedlab_vs_unloaded: None,
-    }
+    let ci = bootstrap_median_ci(&ratios, 0.95);
+    let medians = (median(&bare), median(&schedlab));
+    Row::new([workload, metric, unit], (bare, schedlab), medians, ratio, ci)
 }
 
 /// A row of a latency quantile `q` from each side's per-round latencies (paired by
@@ -499,60 +514,63 @@ pub fn compare_pooled(
         Latencies::pooled_quantile(&picks.iter().map(|&r| &side[r]).collect::<Vec<_>>(), q)
     };
     let all: Vec<usize> = (0..rounds).collect();
-    let (bare_q, schedlab_q) = (pooled(bare, &all), pooled(schedlab, &all));
-    let ratio = schedlab_q / bare_q;
-    let mut rng = rand_pcg::Pcg64::seed_from_u64(0x005e_edab);
-    let mut picks = vec![0; rounds];
-    let mut ratios: Vec<f64> = (0..if rounds > 1 { POOLED_RESAMPLES } else { 0 })
-        .map(|_| {
-            for p in picks.iter_mut() {
-                *p = rng.random_range(0..rounds);
-            }
-            pooled(schedlab, &picks) / pooled(bare, &picks)
-        })
-        .filter(|r| r.is_finite())
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let (ci_low, ci_high) =
-        if ratios.is_empty() { (ratio, ratio) } else { (quantile(&ratios, 0.025), quantile(&ratios, 0.975)) };
-    Row {
-        workload: workload.to_string(),
-        metric: metric.to_string(),
-        unit: unit.to_string(),
-        bare: bare.iter().map(|l| l.quantile(q)).collect(),
-        schedlab: schedlab.iter().map(|l| l.quantile(q)).collect(),
-        bare_median: bare_q,
-        schedlab_median: schedlab_q,
-        ratio,
-        ci_low,
-        ci_high,
-        verdict: Verdict::of(ratio, ci_high),
-        bare_vs_unloaded: None,
-        schedlab_vs_unloaded: None,
-    }
+    let medians = (pooled(bare, &all), pooled(schedlab, &all));
+    let ratio = medians.1 / medians.0;
+    let ci =
+        bootstrap_ci(rounds, POOLED_RESAMPLES, 0.95, |picks| pooled(schedlab, picks) / pooled(bare, picks))
+            .unwrap_or((ratio, ratio));
+    let per_round = |side: &[Latencies]| side.iter().map(|l| l.quantile(q)).collect();
+    Row::new([workload, metric, unit], (per_round(bare), per_round(schedlab)), medians, ratio, ci)
 }
 
 /// The percentile bootstrap interval (`level`, e.g. 0.95) of the median of `v`, with a
 /// fixed seed so that a report can be recomputed from its values.
 pub fn bootstrap_median_ci(v: &[f64], level: f64) -> (f64, f64) {
     match v.len() {
-        0 => return (f64::NAN, f64::NAN),
-        1 => return (v[0], v[0]),
-        _ => {}
+        0 => (f64::NAN, f64::NAN),
+        1 => (v[0], v[0]),
+        n => {
+            let mut sample = vec![0.0; n];
+            let statistic = |picks: &[usize]| {
+                for (s, &i) in sample.iter_mut().zip(picks) {
+                    *s = v[i];
+                }
+                median(&sample)
+            };
+            bootstrap_ci(n, BOOTSTRAP_RESAMPLES, level, statistic).unwrap_or((f64::NAN, f64::NAN))
+        }
+    }
+}
+
+/// The percentile bootstrap interval (`level`) of `statistic` over `resamples` draws of
+/// `n` indices with replacement (fixed seed: a report can be recomputed from its
+/// values); `None` when no draw gave a finite value.
+fn bootstrap_ci(
+    n: usize,
+    resamples: usize,
+    level: f64,
+    mut statistic: impl FnMut(&[usize]) -> f64,
+) -> Option<(f64, f64)> {
+    if n == 0 {
+        return None;
     }
     let mut rng = rand_pcg::Pcg64::seed_from_u64(0x005e_edab);
-    let mut sample = vec![0.0; v.len()];
-    let mut medians: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
+    let mut picks = vec![0; n];
+    let mut values: Vec<f64> = (0..resamples)
         .map(|_| {
-            for s in sample.iter_mut() {
-                *s = v[rng.random_range(0..v.len())];
+            for p in picks.iter_mut() {
+                *p = rng.random_range(0..n);
             }
-            median(&sample)
+            statistic(&picks)
         })
+        .filter(|v| v.is_finite())
         .collect();
-    medians.sort_by(f64::total_cmp);
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
     let tail = (1.0 - level) / 2.0;
-    (quantile(&medians, tail), quantile(&medians, 1.0 - tail))
+    Some((quantile(&values, tail), quantile(&values, 1.0 - tail)))
 }
 
 /// Fails with the package to install for each tool the workloads need and lack.

@@ -525,13 +525,7 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// CLOCK_MONOTONIC in nanoseconds.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is valid; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::process::monotonic_ns;
 
 /// `n` pseudo-random integers (xorshift64*, from `seed`).
 pub fn random_ints(n: usize, seed: u64) -> Vec<i32> {

@@ -60,26 +60,13 @@ fn handle(handles: &mut HashMap<u32, ProcessHandle>, process: ProcessKey) -> Opt
     handles.get(&process.pid.0)
 }
 
-/// `CLOCK_MONOTONIC` now, in ns: the clock of the observer's timestamps.
-fn monotonic_ns() -> Ns {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid timespec to write to.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as Ns * 1_000_000_000 + ts.tv_nsec as Ns
-}
-
-/// The program (executable path) thread `tid` runs, from /proc.
-pub fn program_of(tid: u32) -> Option<String> {
-    std::fs::read_link(format!("/proc/{tid}/exe")).ok().map(|p| p.display().to_string())
-}
-
 impl Kernel for Live<'_> {
     fn now(&self) -> Instant {
         Instant::now()
     }
 
     fn monotonic_ns(&self) -> Ns {
-        monotonic_ns()
+        crate::process::monotonic_ns()
     }
 
     fn process(&self, pid: u32) -> Option<ProcInfo> {
@@ -87,16 +74,7 @@ impl Kernel for Live<'_> {
     }
 
     fn age(&self, start_time: u64) -> Duration {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: `ts` is a valid timespec to write to; sysconf has no preconditions.
-        let (now, hz) = unsafe {
-            libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts);
-            (
-                Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32),
-                libc::sysconf(libc::_SC_CLK_TCK).max(1) as u64,
-            )
-        };
-        now.saturating_sub(Duration::from_millis(start_time.saturating_mul(1000) / hz))
+        crate::process::age(start_time)
     }
 
     fn cpu_time_ns(&self, pid: u32) -> Option<Ns> {
@@ -145,7 +123,7 @@ impl Kernel for Live<'_> {
     }
 
     fn program(&self, tid: u32) -> Option<String> {
-        program_of(tid)
+        crate::process::exe_of(tid)
     }
 
     fn syscall_counts(&self) -> HashMap<(u32, u32), u64> {

@@ -58,7 +58,7 @@ use schedlab_store::Store;
 
 use self::control::{ControlSocket, Request};
 use self::core::{Core, Predictor, Setup};
-use self::live::{program_of, Live};
+use self::live::Live;
 use self::slices::Slices;
 use self::stats::{Explanation, Stats};
 use crate::actuator::{Actuator, ActuatorError, RestoreReport};
@@ -162,7 +162,7 @@ impl<'s> Daemon<'s> {
             .map(|c| ((c.program, c.kind), c.confidence))
             .collect();
         deps.detector_mut().set_initial_confidence(Box::new(move |pid, r| {
-            kept.get(&(program_of(pid.0)?, r.kind().to_string())).copied()
+            kept.get(&(crate::process::exe_of(pid.0)?, r.kind().to_string())).copied()
         }));
         let replan_every = Duration::from_millis(d.replan_ms);
         let setup = Setup {

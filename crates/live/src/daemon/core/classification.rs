@@ -3,6 +3,7 @@
 //! classified from what they did in one they lived through (profiled as `schedlab
 //! observe` profiles, [`crate::profile`]), when the model is sure enough.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use schedlab_behavior::learn::{Classifier, ProcessProfile};
@@ -121,7 +122,8 @@ impl Core {
             activity: &self.activity,
         };
         let tgid_of = |tid: u32| self.tgids.get(&tid).copied().unwrap_or(tid);
-        let mut by_tgid = profile::profiles(&window, tgid_of, |tgid| due.contains(&tgid));
+        let wanted: HashSet<u32> = due.iter().copied().collect();
+        let mut by_tgid = profile::profiles(&window, tgid_of, |tgid| wanted.contains(&tgid));
         // One that made no call and never ran in the window is profiled as such.
         let idle = || ProcessProfile { window_secs: window.length_ns as f64 / 1e9, ..Default::default() };
         let mut predicted = Vec::new();

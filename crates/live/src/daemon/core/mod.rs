@@ -247,8 +247,12 @@ impl Core {
                 }
             }
         }
+        let profiling = self.windows.is_open();
         for (i, e) in events.iter().enumerate() {
-            self.activity.event(e);
+            // Run bursts and sleeps are read at a window's end, of what happened in it.
+            if profiling {
+                self.activity.event(e);
+            }
             self.deps.event(e);
             if let Some(s) = &mut self.slices {
                 s.event(e);
@@ -302,7 +306,7 @@ impl Core {
     /// Whether something waits on the clock (a new process, a boost in force): the loop
     /// then turns more often.
     pub fn busy(&self) -> bool {
-        !self.arrivals.is_empty() || self.booster.as_ref().is_some_and(|b| b.active().count() > 0)
+        !self.arrivals.is_empty() || self.booster.as_ref().is_some_and(|b| b.active().next().is_some())
     }
 
     /// The decisions logged since the last call.

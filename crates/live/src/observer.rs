@@ -557,8 +557,12 @@ impl Observer {
     /// [`SchedEvents::Watched`] they are the only switches and wakings recorded. The
     /// mark lives in the thread's task storage (set through a pidfd of the thread,
     /// Linux ≥ 6.9 for a thread other than a process's main one) and dies with it.
-    /// Unwatching a thread that is gone or was not watched is not an error.
+    /// Unwatching a thread that is gone or was not watched is not an error, and a gone
+    /// thread's mark counts no more: the last mark gone detaches the switch programs.
     pub fn set_watched(&mut self, tid: u32, watched: bool) -> Result<(), ObserverError> {
+        if !watched && self.marked.remove(&tid) {
+            self.marks_changed()?;
+        }
         // SAFETY: pidfd_open has no memory arguments; the descriptor it returns is owned
         // here and closed on return. PIDFD_THREAD (O_EXCL) names the thread itself;
         // kernels before 6.9 refuse the flag (EINVAL) and name only main threads.
@@ -570,19 +574,27 @@ impl Observer {
         }
         if fd < 0 {
             let source = std::io::Error::last_os_error();
+            // Unwatched: its mark died with it, and it is out of `marked` already.
             return if watched { Err(ObserverError::Thread { tid, source }) } else { Ok(()) };
         }
         // SAFETY: a fresh descriptor owned by nothing else.
         let pidfd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
         let key = pidfd.as_raw_fd().to_ne_bytes();
         let map = &self.skel.maps.watched;
-        if watched {
-            map.update(&key, &1u32.to_ne_bytes(), MapFlags::ANY).map_err(bpf("marking a thread watched"))?;
-            self.marked.insert(tid);
-        } else {
+        if !watched {
             let _ = map.delete(&key);
-            self.marked.remove(&tid);
+            return Ok(());
         }
+        map.update(&key, &1u32.to_ne_bytes(), MapFlags::ANY).map_err(bpf("marking a thread watched"))?;
+        if self.marked.insert(tid) {
+            self.marks_changed()?;
+        }
+        Ok(())
+    }
+
+    /// After the set of marked threads changed: the kernel side's flag and the switch
+    /// programs follow it.
+    fn marks_changed(&mut self) -> Result<(), ObserverError> {
         // The kernel side looks a mark up only while there may be one: a cold
         // task-storage lookup on every wake-up costs more than the rest of the program.
         let bss = self.skel.maps.bss_data.as_deref_mut().expect("the BPF object has .bss");

@@ -737,4 +737,13 @@ fn the_sched_events_can_be_switched_at_run_time() {
     assert!(obs.sched_programs_attached(), "a marked thread needs its switches seen");
     obs.set_watched(me, false).unwrap();
     assert!(!obs.sched_programs_attached());
+    // A thread that exits marked: unmarking it (its pidfd can no longer be opened)
+    // still detaches them.
+    let mut child = python(sleeper);
+    let pid = numbers_after(&mut child, "pid ")[0];
+    obs.set_watched(pid, true).unwrap();
+    assert!(obs.sched_programs_attached());
+    assert!(child.0.wait().unwrap().success());
+    obs.set_watched(pid, false).unwrap();
+    assert!(!obs.sched_programs_attached(), "a gone thread's mark is no mark");
 }

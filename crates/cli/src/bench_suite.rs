@@ -1,7 +1,7 @@
 //! `schedlab bench suite`: the do-no-harm judge — real workloads on bare Linux and under
 //! `schedlab run`, A-B-B-A, with a verdict per workload.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -12,7 +12,7 @@ use crate::table::{Align, Table};
 
 const EXAMPLES: &str = "\
 Examples:
-  # the whole suite with the built-in configuration (about 6 minutes on 2 CPUs)
+  # the whole suite with the built-in configuration (about 9 minutes on 2 CPUs)
   sudo schedlab bench suite
 
   # a first look in under 2 minutes, with a chart
@@ -23,18 +23,21 @@ Examples:
 
 /// The do-no-harm suite: real workloads on bare Linux and under `schedlab run`.
 ///
-/// Every workload runs once in each block; a round is a bare block and a block under
-/// `schedlab run` (started with the built-in configuration or --config, its own store
-/// and socket in a temporary directory, given 1 s to settle, stopped at the block's
-/// end, which restores everything it changed), in the order bare, schedlab in even
-/// rounds and schedlab, bare in odd ones, so that a drift of the machine hits both
-/// sides alike.
+/// A round is a bare block and a block under `schedlab run` (started with the built-in
+/// configuration or --config, its own store and socket in a temporary directory, given
+/// 1 s to settle after its start-up profiling, stopped at the block's end, which
+/// restores everything it changed), in the order bare, schedlab in even rounds and
+/// schedlab, bare in odd ones, so that a drift of the machine hits both sides alike.
+/// Both blocks of a round run the workloads in the same order, shuffled anew each
+/// round; each workload runs twice back to back (once with --quick) and the block keeps
+/// the median, the client-server once.
 ///
 /// The workloads (`--only` takes their names): hackbench (rt-tests) over pipes and
 /// sockets, as processes and threads (hackbench's own time); `xz -T<cpus> -3` of
 /// generated text (wall time); `fork-exec`, a shell loop of /bin/true (wall time);
 /// `make -j<cpus>` of generated small C files (wall time); `wakeup`, cyclictest as
-/// SCHED_OTHER beside CPU hogs (the latency's p50 and p99); `deps-KIND`, SWAP's
+/// SCHED_OTHER beside CPU hogs, every 1013 µs, off the tick's beat (the latency's p50
+/// and p99 over all its runs pooled); `deps-KIND`, SWAP's
 /// client-server round trip (a nice -20 client, a nice 0 server) over sock, pipe, msg,
 /// sem, sig and flock with 8 hogs per CPU (the median round trip, and its ratio to the
 /// unloaded round trip measured in the bare blocks).
@@ -55,10 +58,10 @@ pub struct SuiteOpts {
     /// The daemon's configuration file (default: the built-in one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Smaller workloads, 4 rounds and 10 s idle: under 2 minutes.
+    /// Smaller workloads, each once per block, 3 rounds and 10 s idle: under 2 minutes.
     #[arg(long)]
     quick: bool,
-    /// Rounds, each a bare and a schedlab block (default 6; 4 with --quick).
+    /// Rounds, each a bare and a schedlab block (default 8; 3 with --quick).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
     rounds: Option<u32>,
     /// Only these workloads, comma-separated.
@@ -134,7 +137,7 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
         config_name,
         workloads,
         sizes: if opts.quick { Sizes::quick() } else { Sizes::full() },
-        rounds: opts.rounds.map_or(if opts.quick { 4 } else { 6 }, |r| r as usize),
+        rounds: opts.rounds.map_or(if opts.quick { 3 } else { 8 }, |r| r as usize),
         idle: opts.idle.map_or(Duration::from_secs(default_idle), Duration::from_nanos),
         time_limit: Duration::from_nanos(opts.time_limit),
     };
@@ -144,7 +147,20 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
         ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {elapsed_precise} {msg}")
             .expect("a valid progress template"),
     );
+    // Without a terminal (a log, CI) the bar is hidden: a line per step instead.
+    let lines = !io::stderr().is_terminal();
+    let started = std::time::Instant::now();
     let report = run_suite(&cfg, &crate::run::STOP, &mut |p| {
+        if lines {
+            eprintln!(
+                "[{:5.1} s] round {}/{} {}: {}",
+                started.elapsed().as_secs_f64(),
+                p.round + 1,
+                cfg.rounds,
+                side_name(p.side),
+                p.what
+            );
+        }
         bar.set_prefix(format!("round {}/{} {}", p.round + 1, cfg.rounds, side_name(p.side)));
         bar.set_message(p.what.clone());
         bar.set_length(p.total as u64);

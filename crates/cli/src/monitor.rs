@@ -106,6 +106,19 @@ pub fn write_stats(out: &mut impl Write, s: &Stats, top: usize) -> io::Result<()
         s.boost_reaction_us.p99,
         s.boost_reaction_us.count
     )?;
+    let st = &s.boost_reaction_stages;
+    if st.delivery.count > 0 {
+        writeln!(
+            out,
+            "  p50/p99 by stage: delivery {:.0}/{:.0} µs, decision {:.0}/{:.0} µs, enforcement {:.0}/{:.0} µs",
+            st.delivery.p50,
+            st.delivery.p99,
+            st.decision.p50,
+            st.decision.p99,
+            st.enforcement.p50,
+            st.enforcement.p99
+        )?;
+    }
     writeln!(
         out,
         "slices: {} set, {} reset; {} programs with a PFS",

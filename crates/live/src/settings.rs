@@ -365,8 +365,15 @@ pub fn sched_setattr(tid: Pid, attr: &SchedAttr) -> io::Result<()> {
 
 /// The slice `sched_getattr` reports for a fair task with the default slice: that of
 /// `kthreadd` (pid 2), a kernel thread nobody gives a slice of its own. `None` if it
-/// cannot be read (no such thread, e.g. in a pid namespace).
+/// cannot be read (no such thread, e.g. in a pid namespace). Read once per process:
+/// every policy read needs it (a boost reads several), and the base slice is a
+/// debugfs knob set at boot if at all.
 pub fn default_slice_ns() -> Option<u64> {
+    static DEFAULT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *DEFAULT.get_or_init(read_default_slice_ns)
+}
+
+fn read_default_slice_ns() -> Option<u64> {
     let attr = sched_getattr(Pid(2)).ok()?;
     let comm = std::fs::read_to_string("/proc/2/comm").ok()?;
     (comm.trim() == "kthreadd" && Policy::from_number(attr.sched_policy).is_some_and(|p| !p.is_rt()))

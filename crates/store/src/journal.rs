@@ -81,19 +81,23 @@ pub struct JournalEntry {
 impl Store {
     /// Writes a change to the journal, before it is applied; returns the entry's id.
     pub fn journal_insert(&self, c: &Change) -> Result<JournalId> {
+        // Cached statements: a boost journals on the daemon's reaction path, where
+        // parsing the SQL each time would be a good part of the cost.
         self.conn
-            .execute(
+            .prepare_cached(
                 "INSERT INTO journal (time_unix_ns, pid, start_time, what, old_value, new_value)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
+            )
+            .and_then(|mut insert| {
+                insert.execute(params![
                     c.time_unix_ns,
                     c.target.pid.0,
                     c.target.start_time,
                     c.what.as_str(),
                     c.old_value,
                     c.new_value
-                ],
-            )
+                ])
+            })
             .map_err(|e| self.err(e))?;
         Ok(JournalId(self.conn.last_insert_rowid()))
     }
@@ -136,7 +140,7 @@ impl Store {
 
     /// Runs an update of one journal entry; an unknown id is an error.
     fn journal_set(&self, id: JournalId, sql: &str) -> Result<()> {
-        match self.conn.execute(sql, [id.0]).map_err(|e| self.err(e))? {
+        match self.conn.prepare_cached(sql).and_then(|mut st| st.execute([id.0])).map_err(|e| self.err(e))? {
             0 => Err(Error::NoJournalEntry { path: self.path.clone(), id: id.0 }),
             _ => Ok(()),
         }

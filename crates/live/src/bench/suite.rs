@@ -5,7 +5,10 @@
 //! A *round* is a bare block and a schedlab block, in the order bare, schedlab for even
 //! rounds and schedlab, bare for odd ones (A-B-B-A), so that a drift of the machine
 //! (a neighbour's load, thermal state, page cache) hits both sides alike. A block runs
-//! every workload once; the schedlab block starts `schedlab run` (its own store and
+//! every workload [`Sizes::repeats`] times back to back and keeps the median (one
+//! hiccup of the machine no longer decides a round), in an order shuffled per round
+//! and the same in both blocks of the round (no workload always runs first after the
+//! daemon's start, or always meets its next profiling window); the schedlab block starts `schedlab run` (its own store and
 //! socket in a temporary directory), waits for its steady state (its start-up profiling
 //! window closed, then a second: restoring, loading BPF and profiling the processes
 //! running at its start are a one-time cost of a daemon that runs for months, not what
@@ -40,6 +43,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use rand::seq::SliceRandom;
 use rand::Rng;
 use rand::SeedableRng;
 use serde::Serialize;
@@ -66,7 +70,7 @@ pub enum Workload {
     /// rt-tests' hackbench: groups of senders and receivers over pipes or sockets, as
     /// processes or threads. Metric: its own `Time:`.
     Hackbench { pipe: bool, threads: bool },
-    /// `xz -T<cpus> -3` of generated text. Metric: wall time.
+    /// `xz -T<cpus> -3` of generated text, in two blocks per thread. Metric: wall time.
     Compress,
     /// A shell loop running `/bin/true` many times. Metric: wall time.
     ForkExec,
@@ -145,6 +149,10 @@ impl std::str::FromStr for Workload {
 /// How big each workload is.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Sizes {
+    /// How many times each workload but the client-server runs in a block, back to
+    /// back; the block's value is their median (the wake-ups: pooled). A short run is
+    /// at the mercy of one hiccup of the machine; the median of a few is not.
+    pub repeats: u32,
     /// hackbench's `-g` and `-l`.
     pub hackbench_groups: u32,
     pub hackbench_loops: u32,
@@ -154,7 +162,7 @@ pub struct Sizes {
     pub fork_execs: u32,
     /// C files of the make project.
     pub make_files: u32,
-    /// cyclictest's loops (1 ms each) and the CPU hogs per CPU beside it.
+    /// cyclictest's loops (one per [`WAKEUP_PERIOD_US`]) and the CPU hogs per CPU beside it.
     pub wakeup_loops: u32,
     pub wakeup_hogs: u32,
     /// Client-server: hogs per CPU, measured round trips, discarded ones before them.
@@ -164,35 +172,39 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// The default suite's sizes (about six minutes on two CPUs with six rounds).
+    /// The default suite's sizes (about eight minutes on two CPUs with eight rounds).
     pub fn full() -> Sizes {
         Sizes {
+            repeats: 2,
             hackbench_groups: 10,
             hackbench_loops: 100,
-            compress_mib: 32,
-            fork_execs: 1000,
-            make_files: 48,
-            wakeup_loops: 5000,
+            compress_mib: 8,
+            fork_execs: 600,
+            make_files: 24,
+            wakeup_loops: 1500,
             wakeup_hogs: 2,
             deps_load: 8,
-            deps_iterations: 10,
+            deps_iterations: 5,
             deps_warmup: 2,
         }
     }
 
-    /// `--quick`'s sizes (under two minutes with four rounds).
+    /// `--quick`'s sizes (under two minutes with three rounds). The client-server's two
+    /// warm-up round trips are what it takes the daemon to learn the provider of both of
+    /// `flock`'s alternating lock files.
     pub fn quick() -> Sizes {
         Sizes {
+            repeats: 1,
             hackbench_groups: 5,
             hackbench_loops: 100,
-            compress_mib: 8,
+            compress_mib: 6,
             fork_execs: 300,
-            make_files: 16,
-            wakeup_loops: 2000,
+            make_files: 12,
+            wakeup_loops: 1000,
             wakeup_hogs: 2,
             deps_load: 8,
-            deps_iterations: 4,
-            deps_warmup: 1,
+            deps_iterations: 2,
+            deps_warmup: 2,
         }
     }
 }
@@ -374,6 +386,7 @@ pub fn run_suite(
     let mut notes = Vec::new();
     for round in 0..cfg.rounds {
         let order = if round % 2 == 0 { [Side::Bare, Side::Schedlab] } else { [Side::Schedlab, Side::Bare] };
+        let block = block_order(cfg.workloads.len(), round);
         for side in order {
             at.round = round;
             at.side = side;
@@ -384,11 +397,12 @@ pub fn run_suite(
                 daemon = Some(DaemonRun::start(&runner)?);
             }
             at.done += 1;
-            for (i, &w) in cfg.workloads.iter().enumerate() {
+            for &i in &block {
+                let w = cfg.workloads[i];
                 runner.check()?;
                 at.what = w.name();
                 progress(&at);
-                let (v, l) = runner.run(w)?;
+                let (v, l) = runner.run_repeated(w)?;
                 values[side as usize][i].push(v);
                 latencies[side as usize][i].extend(l);
                 at.done += 1;
@@ -458,6 +472,16 @@ pub fn run_suite(
         wall_s: started.elapsed().as_secs_f64(),
         notes,
     })
+}
+
+/// The order of the workloads (indices) in both blocks of round `round`: shuffled, with
+/// the round as the seed, so that no workload always runs first after the daemon's
+/// start or always meets the daemon's next profiling window, and a report can be
+/// rerun in the same order.
+fn block_order(workloads: usize, round: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..workloads).collect();
+    order.shuffle(&mut rand_pcg::Pcg64::seed_from_u64(round as u64));
+    order
 }
 
 impl Row {
@@ -725,8 +749,29 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Runs one workload: its metric values.
-    /// Runs one workload: its metrics, and its latencies if it measures them.
+    /// Runs a workload [`Sizes::repeats`] times back to back (the client-server once: its
+    /// value is already the median of many round trips): per metric the median of the
+    /// runs, and for a latency workload the quantiles of all its runs' latencies pooled.
+    fn run_repeated(&self, w: Workload) -> Result<(Vec<f64>, Option<Latencies>)> {
+        let times = if matches!(w, Workload::Deps(_)) { 1 } else { self.cfg.sizes.repeats.max(1) };
+        let mut runs = Vec::new();
+        let mut latencies = Vec::new();
+        for _ in 0..times {
+            self.check()?;
+            let (v, l) = self.run(w)?;
+            runs.push(v);
+            latencies.extend(l);
+        }
+        if let Some(q) = w.quantiles() {
+            let pooled = Latencies::merged(&latencies.iter().collect::<Vec<_>>());
+            return Ok((q.iter().map(|&q| pooled.quantile(q)).collect(), Some(pooled)));
+        }
+        let metrics = runs.first().map_or(0, Vec::len);
+        let values = (0..metrics).map(|m| median(&runs.iter().map(|v| v[m]).collect::<Vec<_>>())).collect();
+        Ok((values, None))
+    }
+
+    /// Runs one workload once: its metrics, and its latencies if it measures them.
     fn run(&self, w: Workload) -> Result<(Vec<f64>, Option<Latencies>)> {
         let s = &self.cfg.sizes;
         let ncpus = self.cpus.len().to_string();
@@ -745,9 +790,13 @@ impl Runner<'_> {
                     vec![hackbench_time(&out)?]
                 }
                 Workload::Compress => {
+                    // Two blocks per thread: xz -3's own blocks are 12 MiB, so a
+                    // smaller input would keep all but one thread idle.
+                    let block = (u64::from(s.compress_mib) << 20) / (2 * self.cpus.len() as u64);
                     let args = [
                         format!("-T{ncpus}"),
                         "-3".into(),
+                        format!("--block-size={}", block.max(1 << 20)),
                         "-c".into(),
                         self.inputs.text.display().to_string(),
                     ];
@@ -777,7 +826,7 @@ impl Runner<'_> {
                         "-t",
                         "1",
                         "-i",
-                        "1000",
+                        &WAKEUP_PERIOD_US.to_string(),
                         "-h",
                         &HISTOGRAM_US.to_string(),
                         "-l",
@@ -856,6 +905,13 @@ impl Runner<'_> {
     }
 }
 
+/// cyclictest's period, in µs: about a millisecond, but prime, so that its wake-ups
+/// sweep every phase of the scheduler tick. With exactly 1000 µs on a HZ=250 kernel the
+/// wake-ups lock to one phase of the 4 ms tick for a whole run, and whether that phase
+/// lands them behind a hog's slice decides the run's p99 (measured here: 70 µs in one
+/// run, 1.5 ms in the next, nothing else changed); with 1013 µs each run sees all phases.
+pub const WAKEUP_PERIOD_US: u32 = 1013;
+
 /// cyclictest's histogram range, in µs (latencies beyond are counted as overflows).
 const HISTOGRAM_US: u32 = 100_000;
 
@@ -871,10 +927,18 @@ fn hackbench_time(out: &str) -> Result<f64> {
 pub struct Latencies(Vec<(u32, u64)>);
 
 impl Latencies {
+    /// All the latencies of `parts` in one histogram.
+    pub fn merged(parts: &[&Latencies]) -> Latencies {
+        let mut all: BTreeMap<u32, u64> = BTreeMap::new();
+        for (us, n) in parts.iter().flat_map(|l| l.0.iter()) {
+            *all.entry(*us).or_default() += n;
+        }
+        Latencies(all.into_iter().collect())
+    }
+
     /// The `q` quantile, in µs, of all the latencies of `parts` together (NaN for none).
     pub fn pooled_quantile(parts: &[&Latencies], q: f64) -> f64 {
-        let mut all: Vec<(u32, u64)> = parts.iter().flat_map(|l| l.0.iter().copied()).collect();
-        all.sort_unstable_by_key(|&(us, _)| us);
+        let all = Latencies::merged(parts).0;
         let total: u64 = all.iter().map(|&(_, n)| n).sum();
         let want = (q * total as f64).ceil().max(1.0) as u64;
         let mut seen = 0;
@@ -1038,6 +1102,27 @@ mod tests {
         let all_fast: Vec<Latencies> = (0..4).map(|_| fast.clone()).collect();
         let row = compare_pooled("wakeup", "p99", "µs", 0.99, &all_fast, &worse);
         assert_eq!((row.ratio, row.ci_low, row.verdict), (1.5, 1.5, Verdict::Loss));
+    }
+
+    #[test]
+    fn blocks_run_every_workload_once_in_an_order_that_changes_by_round() {
+        let orders: Vec<Vec<usize>> = (0..8).map(|r| block_order(14, r)).collect();
+        for o in &orders {
+            let mut sorted = o.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..14).collect::<Vec<_>>());
+        }
+        assert_eq!(block_order(14, 3), orders[3], "a round's order is the same every time");
+        let firsts: std::collections::HashSet<usize> = orders.iter().map(|o| o[0]).collect();
+        assert!(firsts.len() > 2, "the first workload changes: {orders:?}");
+    }
+
+    #[test]
+    fn latencies_merge_into_one_histogram() {
+        let a = Latencies(vec![(10, 2), (50, 1)]);
+        let b = Latencies(vec![(10, 1), (20, 3)]);
+        assert_eq!(Latencies::merged(&[&a, &b]), Latencies(vec![(10, 3), (20, 3), (50, 1)]));
+        assert_eq!(Latencies::merged(&[]), Latencies::default());
     }
 
     #[test]

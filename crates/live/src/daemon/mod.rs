@@ -218,7 +218,7 @@ impl<'s> Daemon<'s> {
             batch.clear();
             // Woken at once by a watched thread's block; otherwise often enough to end
             // boosts on time while there are any, and to plan.
-            let wait = Duration::from_millis(if self.core.busy() { 50 } else { 200 });
+            let wait = self.core.next_wait(&self.live);
             match self.live.observer.poll(&mut Collect(&mut batch), wait) {
                 Ok(_) => {}
                 Err(_) if stop.load(Ordering::Relaxed) => break Ok(()),

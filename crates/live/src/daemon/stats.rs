@@ -14,6 +14,45 @@ pub struct Latency {
     pub max: f64,
 }
 
+/// The boost reaction time in its three stages, each in µs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReactionStages {
+    /// From the requester's block (the kernel's timestamp) to the daemon holding the
+    /// event: the ring buffer's wake-up and the reaction thread getting a CPU.
+    pub delivery: Latency,
+    /// From then to the boost decided: the events before it in its batch, the
+    /// dependency graph, the ranks read.
+    pub decision: Latency,
+    /// Journaling the change and making it (the system calls on every thread).
+    pub enforcement: Latency,
+}
+
+/// [`ReactionStages`] as they are recorded.
+#[derive(Debug, Default)]
+pub struct StageHistograms {
+    pub delivery: LatencyHistogram,
+    pub decision: LatencyHistogram,
+    pub enforcement: LatencyHistogram,
+}
+
+impl StageHistograms {
+    /// Records one boost: blocked at `block`, read at `read`, decided at `decided`,
+    /// made at `made` (monotonic ns).
+    pub fn record(&mut self, block: u64, read: u64, decided: u64, made: u64) {
+        self.delivery.record(read.saturating_sub(block));
+        self.decision.record(decided.saturating_sub(read));
+        self.enforcement.record(made.saturating_sub(decided));
+    }
+
+    pub fn summary(&self) -> ReactionStages {
+        ReactionStages {
+            delivery: self.delivery.summary(),
+            decision: self.decision.summary(),
+            enforcement: self.enforcement.summary(),
+        }
+    }
+}
+
 /// A latency histogram (1 µs to 10 s, 3 significant digits).
 #[derive(Debug)]
 pub struct LatencyHistogram(hdrhistogram::Histogram<u64>);
@@ -125,6 +164,9 @@ pub struct Stats {
     pub boosts_expired: u64,
     /// From the requester blocking (the kernel's timestamp) to the boost being applied.
     pub boost_reaction_us: Latency,
+    /// Where that time goes, for the boosts decided as their block was read.
+    #[serde(default)]
+    pub boost_reaction_stages: ReactionStages,
     /// Burst-aware slices set (and reset to the default).
     pub slices_set: u64,
     pub slices_reset: u64,

@@ -1,7 +1,7 @@
 //! Taking processes in: those running at start, new ones (exec, fork) once they have
 //! lived `min_age_ms`, classified by the rules; the threads watched for boosts; exits.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use schedlab_model::Pid;
 
@@ -11,6 +11,12 @@ use crate::daemon::classes::{self, ClassReason};
 use crate::daemon::kernel::Kernel;
 use crate::daemon::stats;
 use crate::process::ProcInfo;
+
+/// The most of one turn of the daemon's loop spent taking in new processes. A boost
+/// waits for the turn in progress, and each process taken in costs a few /proc reads
+/// (a few hundred µs on a VM), so a burst of them (a build, a benchmark starting its
+/// workers) is taken in over several turns rather than in one of many milliseconds.
+pub const ADMIT_BUDGET: Duration = Duration::from_micros(300);
 
 impl Core {
     /// Takes in the processes running at start (`pids`): the rules classify them now,
@@ -28,11 +34,14 @@ impl Core {
     /// then is /proc read and a class looked up, so that the hundreds of short programs
     /// a build or a shell loop runs a second cost one queue entry each. A process gone
     /// by then is dropped; a pid reused since is read as the process it is now (and
-    /// waits for its own age before any change).
+    /// waits for its own age before any change). At most [`ADMIT_BUDGET`] of a turn
+    /// goes to it; the rest waits for the next turns ([`Core::next_wait`]).
     pub(super) fn admit(&mut self, m: &mut dyn Machine) {
-        let min_age = Duration::from_millis(self.config.daemon.min_age_ms);
         let now = m.now();
-        while self.arrivals.front().is_some_and(|a| now.saturating_duration_since(a.seen) >= min_age) {
+        while self.admission_due(now) {
+            if m.now().saturating_duration_since(now) >= ADMIT_BUDGET {
+                break;
+            }
             let Some(Arrival { pid, parent, .. }) = self.arrivals.pop_front() else { break };
             match parent {
                 Some(parent) => {
@@ -43,6 +52,12 @@ impl Core {
                 None => self.classify_new(pid, true, m),
             }
         }
+    }
+
+    /// Whether the oldest new process has lived `min_age_ms` at `now`.
+    pub(super) fn admission_due(&self, now: Instant) -> bool {
+        let min_age = Duration::from_millis(self.config.daemon.min_age_ms);
+        self.arrivals.front().is_some_and(|a| now.saturating_duration_since(a.seen) >= min_age)
     }
 
     /// The process of thread `tid`: known, or from the observer, or from /proc.
@@ -196,8 +211,10 @@ mod tests {
 
     use schedlab_model::{EventKind, Pid};
 
+    use super::ADMIT_BUDGET;
     use crate::daemon::core::fake::{FakeMachine, SELF_EXE};
     use crate::daemon::core::{Change, Decision};
+    use crate::daemon::kernel::Kernel;
     use crate::daemon::stats::reason_text;
 
     const MS: Duration = Duration::from_millis(1);
@@ -243,6 +260,36 @@ mod tests {
         m.advance(MS);
         core.tick(&mut m);
         assert_eq!(m.take(), vec![m.set(100, Change::Nice(10))], "1 s old: changed; 101 never was");
+    }
+
+    #[test]
+    fn a_burst_of_new_processes_is_taken_in_over_several_short_turns() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(BATCH, None);
+        core.running(&[], &mut m);
+        // Each process costs two /proc reads (itself and its parent) of 100 µs.
+        m.read_cost = Duration::from_micros(100);
+        let pids: Vec<u32> = (100..106).collect();
+        for &pid in &pids {
+            m.spawn(pid, "my-batch-job", Duration::ZERO);
+        }
+        let execs: Vec<_> = pids.iter().map(|&p| m.exec(p)).collect();
+        core.events(&execs, &mut m);
+        assert_eq!(core.next_wait(&m), Duration::from_millis(1), "due now: the loop turns at once");
+        let mut turns = 0;
+        let mut changed = Vec::new();
+        while changed.len() < pids.len() {
+            let before = m.now();
+            core.tick(&mut m);
+            let spent = m.now() - before;
+            assert!(spent <= ADMIT_BUDGET + Duration::from_micros(200), "turn {turns} took {spent:?}");
+            changed.extend(m.take());
+            turns += 1;
+            assert!(turns <= pids.len(), "no progress");
+        }
+        assert_eq!(turns, 3, "two processes of 200 µs per turn of 300 µs");
+        assert_eq!(changed, pids.iter().map(|&p| m.set(p, Change::Nice(10))).collect::<Vec<_>>());
+        assert_eq!(core.next_wait(&m), Duration::from_millis(200), "nothing left to do");
     }
 
     #[test]

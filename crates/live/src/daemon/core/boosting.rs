@@ -84,12 +84,17 @@ impl Core {
                     let first = b
                         .as_ref()
                         .is_some_and(|b| self.boosted_pairs.insert((b.provider_tgid, b.requester.0)));
+                    let decided = m.monotonic_ns();
                     // Held: the provider is there by itself; nothing to lower later.
                     if self.change_noted(tgid, change, &why, first, m) == Applied::Made {
                         self.raised.insert(tgid, setting);
                         self.counters.boosts_total += 1;
                         if since > 0 {
-                            self.reaction.record(m.monotonic_ns().saturating_sub(since));
+                            let made = m.monotonic_ns();
+                            self.reaction.record(made.saturating_sub(since));
+                            if let Some(read) = self.batch_read {
+                                self.reaction_stages.record(since, read, decided, made);
+                            }
                         }
                     }
                 }

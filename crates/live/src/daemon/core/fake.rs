@@ -65,7 +65,10 @@ pub struct FakeProcess {
 #[derive(Debug)]
 pub struct FakeMachine {
     start: Instant,
-    elapsed: Duration,
+    /// Time since the start; a `Cell`, so that reads can cost time ([`FakeMachine::read_cost`]).
+    elapsed: std::cell::Cell<Duration>,
+    /// What reading a process from /proc costs on this machine (default: nothing).
+    pub read_cost: Duration,
     pub processes: BTreeMap<u32, FakeProcess>,
     tasks: HashMap<u32, TaskInfo>,
     /// The settings a process had before each change, by setting, newest last: what
@@ -82,7 +85,8 @@ impl FakeMachine {
     pub fn new() -> FakeMachine {
         FakeMachine {
             start: Instant::now(),
-            elapsed: Duration::ZERO,
+            elapsed: std::cell::Cell::new(Duration::ZERO),
+            read_cost: Duration::ZERO,
             processes: BTreeMap::new(),
             tasks: HashMap::new(),
             before: HashMap::new(),
@@ -109,7 +113,7 @@ impl FakeMachine {
     /// Starts process `pid` named `comm` (program `/usr/bin/<comm>`, a child of pid 1)
     /// `age` ago, with the default settings.
     pub fn spawn(&mut self, pid: u32, comm: &str, age: Duration) -> &mut FakeProcess {
-        let started = (BOOTED + self.elapsed).saturating_sub(age);
+        let started = (BOOTED + self.elapsed.get()).saturating_sub(age);
         let info = ProcInfo {
             pid,
             start_time: started.as_millis() as u64 * HZ / 1000,
@@ -150,7 +154,7 @@ impl FakeMachine {
 
     /// Moves both clocks on.
     pub fn advance(&mut self, by: Duration) {
-        self.elapsed += by;
+        self.elapsed.set(self.elapsed.get() + by);
     }
 
     /// The decisions since the last call, in order.
@@ -175,19 +179,20 @@ impl FakeMachine {
 
 impl Kernel for FakeMachine {
     fn now(&self) -> Instant {
-        self.start + self.elapsed
+        self.start + self.elapsed.get()
     }
 
     fn monotonic_ns(&self) -> Ns {
-        (BOOTED + self.elapsed).as_nanos() as Ns
+        (BOOTED + self.elapsed.get()).as_nanos() as Ns
     }
 
     fn process(&self, pid: u32) -> Option<ProcInfo> {
+        self.elapsed.set(self.elapsed.get() + self.read_cost);
         self.processes.get(&pid).map(|p| p.info.clone())
     }
 
     fn age(&self, start_time: u64) -> Duration {
-        (BOOTED + self.elapsed).saturating_sub(Duration::from_millis(start_time * 1000 / HZ))
+        (BOOTED + self.elapsed.get()).saturating_sub(Duration::from_millis(start_time * 1000 / HZ))
     }
 
     fn cpu_time_ns(&self, pid: u32) -> Option<Ns> {

@@ -40,7 +40,7 @@ use super::boost::{Booster, Ended};
 use super::classes::ClassReason;
 use super::kernel::Kernel;
 use super::slices::{self, Slices};
-use super::stats::{LatencyHistogram, Stats};
+use super::stats::{LatencyHistogram, StageHistograms, Stats};
 use super::windows::Windows;
 use crate::activity::Activity;
 use crate::config::Config;
@@ -190,6 +190,9 @@ pub struct Core {
     cpus: Vec<u32>,
     counters: Stats,
     reaction: LatencyHistogram,
+    reaction_stages: StageHistograms,
+    /// While a batch of events is handled: when it was read (monotonic ns).
+    batch_read: Option<Ns>,
     /// Decisions not yet shown.
     fresh: Vec<String>,
     started: Instant,
@@ -227,6 +230,8 @@ impl Core {
             cpus: setup.cpus,
             counters: Stats::default(),
             reaction: LatencyHistogram::default(),
+            reaction_stages: StageHistograms::default(),
+            batch_read: None,
             fresh: Vec::new(),
             started: now,
             self_pid: setup.self_pid,
@@ -237,6 +242,12 @@ impl Core {
 
     /// A batch of the observer's events, in order.
     pub fn events(&mut self, events: &[Event], m: &mut dyn Machine) {
+        self.batch_read = Some(m.monotonic_ns());
+        self.handle_events(events, m);
+        self.batch_read = None;
+    }
+
+    fn handle_events(&mut self, events: &[Event], m: &mut dyn Machine) {
         // Where each thread is last woken in this batch: a block before that is over
         // already, and not worth a boost.
         let mut last_wakeup: HashMap<Pid, usize> = HashMap::new();
@@ -303,10 +314,20 @@ impl Core {
         self.profile(m);
     }
 
-    /// Whether something waits on the clock (a new process, a boost in force): the loop
-    /// then turns more often.
-    pub fn busy(&self) -> bool {
-        !self.arrivals.is_empty() || self.booster.as_ref().is_some_and(|b| b.active().next().is_some())
+    /// How long the loop may wait for events before its next turn: at once (1 ms) while
+    /// new processes old enough wait to be taken in (admission has a time budget per turn), 50 ms
+    /// while something else waits on the clock (a new process, a boost in force, which
+    /// must end on time), else 200 ms.
+    pub fn next_wait(&self, k: &dyn Kernel) -> Duration {
+        if self.admission_due(k.now()) {
+            Duration::from_millis(1)
+        } else if !self.arrivals.is_empty()
+            || self.booster.as_ref().is_some_and(|b| b.active().next().is_some())
+        {
+            Duration::from_millis(50)
+        } else {
+            Duration::from_millis(200)
+        }
     }
 
     /// The decisions logged since the last call.

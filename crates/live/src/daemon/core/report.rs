@@ -24,6 +24,7 @@ impl Core {
             s.boosts_active = b.active().count();
         }
         s.boost_reaction_us = self.reaction.summary();
+        s.boost_reaction_stages = self.reaction_stages.summary();
         s.programs_with_pfs = self.slices.as_ref().map_or(0, Slices::programs);
         s.profiling = self.windows.is_open();
         let mut rows: Vec<ProcessRow> = self

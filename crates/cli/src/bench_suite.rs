@@ -252,9 +252,11 @@ fn write_text(out: &mut impl Write, r: &schedlab_live::bench::suite::SuiteReport
         Some(p) => writeln!(out, "; idle machine: {p:.2} % of one CPU over {:.0} s", d.idle_s)?,
         None => writeln!(out)?,
     }
-    if !d.boost_reaction_us.is_empty() {
-        let p50: Vec<String> = d.boost_reaction_us.iter().map(|b| format!("{:.0}", b.p50)).collect();
-        let p99: Vec<String> = d.boost_reaction_us.iter().map(|b| format!("{:.0}", b.p99)).collect();
+    // Blocks without a client-server workload boost nothing: no reaction to show.
+    let boosted: Vec<_> = d.boost_reaction_us.iter().filter(|b| b.count > 0).collect();
+    if !boosted.is_empty() {
+        let p50: Vec<String> = boosted.iter().map(|b| format!("{:.0}", b.p50)).collect();
+        let p99: Vec<String> = boosted.iter().map(|b| format!("{:.0}", b.p99)).collect();
         writeln!(
             out,
             "boost reaction per schedlab block: p50 {} µs; p99 {} µs",

@@ -289,6 +289,35 @@ fn journal_lists_pending_changes_newest_first_until_undone() {
 }
 
 #[test]
+fn a_connection_that_commits_without_syncs_is_checkpointed_by_another() {
+    let dir = TempDir::new("nosync");
+    let path = dir.file("s.db");
+    let writer = Store::open(&path).unwrap();
+    writer.commit_without_syncs().unwrap();
+    let wal = dir.file("s.db-wal");
+    let change = Change {
+        time_unix_ns: 1,
+        target: key(42, 1000),
+        what: Setting::Nice,
+        old_value: "0".into(),
+        new_value: "-20".into(),
+    };
+    for _ in 0..200 {
+        writer.journal_insert(&change).unwrap();
+    }
+    let logged = std::fs::metadata(&wal).unwrap().len();
+    assert!(logged > 0, "the commits are in the log");
+    // Without its own checkpoints the writer leaves them there; another connection's
+    // checkpoint copies them into the file, where a fresh reader finds them.
+    let other = Store::open(&path).unwrap();
+    other.checkpoint().unwrap();
+    drop(other);
+    let rows: i64 = raw(&path).query_row("SELECT count(*) FROM journal", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows, 200);
+    assert_eq!(writer.journal_pending().unwrap().len(), 200, "and the writer still reads them");
+}
+
+#[test]
 fn pfs_store_round_trips_through_the_table() {
     let dir = TempDir::new("pfs");
     let mut store = Store::open(dir.file("pfs.db")).unwrap();

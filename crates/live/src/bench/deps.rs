@@ -663,7 +663,7 @@ impl Lines {
 }
 
 /// How long a daemon runs after its start-up window before a workload is measured.
-const DAEMON_SETTLE: Duration = Duration::from_secs(1);
+pub(crate) const DAEMON_SETTLE: Duration = Duration::from_secs(1);
 /// The longest [`Daemon::wait_steady`] waits for the start-up profiling window to close.
 const PROFILING_LIMIT: Duration = Duration::from_secs(15);
 

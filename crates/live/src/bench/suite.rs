@@ -15,7 +15,8 @@
 //! the workloads should measure; its later windows fall where they fall), runs the
 //! workloads, reads the daemon's CPU time and peak memory, and stops it (which restores
 //! everything it changed; a daemon that must be killed is followed by
-//! `schedlab restore`).
+//! `schedlab restore`). The bare block first rests as long as the last daemon start
+//! took, so that both sides' workloads begin after the same pause.
 //!
 //! Each workload's metric is compared per round (schedlab's value over the same round's
 //! bare value: neighbouring blocks, so the ratio is paired); the reported ratio is the
@@ -384,6 +385,7 @@ pub fn run_suite(
     let mut unloaded: Vec<Vec<f64>> = vec![Vec::new(); deps_kinds.len()];
     let mut cost = DaemonCost::default();
     let mut notes = Vec::new();
+    let mut pause = deps::DAEMON_SETTLE;
     for round in 0..cfg.rounds {
         let order = if round % 2 == 0 { [Side::Bare, Side::Schedlab] } else { [Side::Schedlab, Side::Bare] };
         let block = block_order(cfg.workloads.len(), round);
@@ -394,7 +396,16 @@ pub fn run_suite(
             if side == Side::Schedlab {
                 at.what = "starting schedlab run".into();
                 progress(&at);
+                let t = Instant::now();
                 daemon = Some(DaemonRun::start(&runner)?);
+                pause = t.elapsed();
+            } else {
+                // The same pause before the bare block's workloads as the daemon's
+                // start gave the last schedlab block: a machine's first seconds of load
+                // after a rest are not like the others, and only one side had the rest.
+                at.what = "pausing as long as the daemon takes to start".into();
+                progress(&at);
+                runner.sleep(pause)?;
             }
             at.done += 1;
             for &i in &block {

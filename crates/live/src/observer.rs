@@ -3,8 +3,8 @@
 //! [`Event`] stream.
 //!
 //! - Context switches, wakings, exec, fork and exit go through an 8 MiB ring buffer. The
-//!   kernel side wakes the reader only past 256 KiB of unread data (at once for exec and
-//!   for the blocking and the waking of a watched thread); [`Observer::poll`] drains it
+//!   kernel side wakes the reader only past 256 KiB of unread data (at once for the
+//!   blocking and the waking of a watched thread); [`Observer::poll`] drains it
 //!   (call it on a timer, waiting up to 100 ms). Records lost to a full buffer are
 //!   counted ([`Observer::lost_events`]).
 //! - [`SchedEvents::All`] records every switch and waking (`schedlab observe`, PFS run

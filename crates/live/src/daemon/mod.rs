@@ -115,12 +115,12 @@ impl Checkpointer {
     /// How often the log is checkpointed.
     const EVERY: Duration = Duration::from_secs(10);
 
-    /// Starts it on its own connection to `store`'s file, and makes `store` (the loop's
-    /// connection) commit without syncs; `None` (and `store` syncs and checkpoints as
-    /// before) if the second connection cannot be had.
-    fn start(store: &Store) -> Option<Checkpointer> {
-        let own = Store::open(store.path()).ok()?;
-        store.commit_without_syncs().ok()?;
+    /// Starts it on its own connection to the file of `stores[0]`, then makes `stores`
+    /// (the loop's connections) commit without syncs; `None` (and they sync and
+    /// checkpoint as before) if the thread cannot be had. Once it runs it stays, even if
+    /// a connection keeps its syncs: the log is checkpointed either way.
+    fn start(stores: &[&Store]) -> Option<Checkpointer> {
+        let own = Store::open(stores.first()?.path()).ok()?;
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         let thread = std::thread::Builder::new()
@@ -137,6 +137,9 @@ impl Checkpointer {
                 let _ = own.checkpoint();
             })
             .ok()?;
+        for store in stores {
+            let _ = store.commit_without_syncs();
+        }
         Some(Checkpointer { stop, thread: Some(thread) })
     }
 }
@@ -155,9 +158,11 @@ impl Drop for Checkpointer {
 pub struct Daemon<'s> {
     core: Core,
     live: Live<'s>,
-    /// The store's checkpoints, off the loop (`None`: the loop's connection does them).
+    /// The store's checkpoints, off the loop (`None`: the loop's connections do them).
     _checkpointer: Option<Checkpointer>,
-    store_path: std::path::PathBuf,
+    /// A connection of its own for what was learned (the actuator's is shared), opened
+    /// once; `None` if it could not be.
+    knowledge: Option<Store>,
     replan_every: Duration,
     /// Entries a previous daemon left that were restored at start.
     restored_at_start: usize,
@@ -224,11 +229,15 @@ impl<'s> Daemon<'s> {
             slices,
             model,
         };
+        let knowledge = Store::open(store.path()).ok();
+        let mut on_loop = vec![store];
+        on_loop.extend(knowledge.as_ref());
+        let checkpointer = Checkpointer::start(&on_loop);
         let mut daemon = Daemon {
             core: Core::new(config, setup, Instant::now()),
             live: Live::new(observer, actuator, sched_events, dry_run),
-            _checkpointer: Checkpointer::start(store),
-            store_path: store.path().to_path_buf(),
+            _checkpointer: checkpointer,
+            knowledge,
             replan_every,
             restored_at_start: report.restored,
             reaction_thread: String::new(),
@@ -344,7 +353,7 @@ impl<'s> Daemon<'s> {
     /// Keeps what was learned in the store: every program's PFS, and SWAP's confidence
     /// per provider program and resource kind (the mean over its provider entries now).
     fn save_knowledge(&mut self) {
-        let Ok(mut store) = Store::open(&self.store_path) else { return };
+        let Some(store) = &mut self.knowledge else { return };
         if let Some(pfs) = self.core.pfs() {
             let _ = store.save_pfs(pfs);
         }

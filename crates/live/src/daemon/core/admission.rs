@@ -293,6 +293,31 @@ mod tests {
     }
 
     #[test]
+    fn a_child_is_watched_when_the_thread_that_forked_it_is() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(
+            "[daemon]
+model = false
+boost = true
+min_age_ms = 0
+",
+            None,
+        );
+        m.spawn(10, "client", 10 * S).settings.nice = -20;
+        m.spawn(20, "server", 10 * S);
+        core.running(&[10, 20], &mut m);
+        assert_eq!(m.take(), vec![Decision::Watch { tid: 10, on: true }]);
+        let fork = |parent, child| EventKind::Fork { parent: Pid(parent), child: Pid(child), thread: false };
+        m.spawn(11, "client", Duration::ZERO).settings.nice = -20;
+        m.spawn(21, "server", Duration::ZERO);
+        m.read_cost = Duration::from_micros(100);
+        let before = m.now();
+        core.events(&[m.event(fork(10, 11)), m.event(fork(20, 21))], &mut m);
+        assert_eq!(m.take(), vec![Decision::Watch { tid: 11, on: true }], "only the watched parent's child");
+        assert_eq!(m.now(), before, "no /proc read for either");
+    }
+
+    #[test]
     fn schedlab_itself_pid_1_and_kernel_threads_get_no_class() {
         let mut m = FakeMachine::new();
         // A catch-all rule, and boosting on: no watch either.

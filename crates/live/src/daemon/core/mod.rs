@@ -278,14 +278,16 @@ impl Core {
                     let parent_tgid = self.tgid(parent.0, m);
                     if *thread {
                         self.tgids.insert(child.0, parent_tgid);
-                        if self.urgent.contains(&parent.0) {
-                            self.mark_urgent(child.0, m);
-                        }
                     } else {
                         self.tgids.insert(child.0, child.0);
                         let seen = m.now();
                         self.arrivals.push_back(Arrival { pid: child.0, parent: Some(parent_tgid), seen });
-                        self.watch_if_high(child.0, m);
+                    }
+                    // A new thread or process has the rank of the thread that forked it
+                    // (the kernel copied it): watched if that one is, with no read of its
+                    // own (a fork storm is hundreds a second).
+                    if self.urgent.contains(&parent.0) {
+                        self.mark_urgent(child.0, m);
                     }
                 }
                 EventKind::Exit { pid, .. } => self.exited(*pid, m),

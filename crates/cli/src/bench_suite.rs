@@ -28,9 +28,9 @@ Examples:
 /// 1 s to settle after its start-up profiling, stopped at the block's end, which
 /// restores everything it changed), in the order bare, schedlab in even rounds and
 /// schedlab, bare in odd ones, so that a drift of the machine hits both sides alike.
-/// Both blocks of a round run the workloads in the same order, shuffled anew each
-/// round; each workload runs twice back to back (once with --quick) and the block keeps
-/// the median, the client-server once.
+/// A block runs hackbench and the fork/exec loop 4 times each (once with --quick) and
+/// the others once, at places shuffled anew each round and the same in both blocks of
+/// the round; a workload's value in a block is the median of its runs.
 ///
 /// The workloads (`--only` takes their names): hackbench (rt-tests) over pipes and
 /// sockets, as processes and threads (hackbench's own time); `xz -T<cpus> -3` of
@@ -58,10 +58,10 @@ pub struct SuiteOpts {
     /// The daemon's configuration file (default: the built-in one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Smaller workloads, each once per block, 3 rounds and 10 s idle: under 2 minutes.
+    /// Smaller workloads, 3 rounds and 10 s idle: under 2 minutes.
     #[arg(long)]
     quick: bool,
-    /// Rounds, each a bare and a schedlab block (default 8; 3 with --quick).
+    /// Rounds, each a bare and a schedlab block (default 10; 3 with --quick).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
     rounds: Option<u32>,
     /// Only these workloads, comma-separated.
@@ -137,7 +137,7 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
         config_name,
         workloads,
         sizes: if opts.quick { Sizes::quick() } else { Sizes::full() },
-        rounds: opts.rounds.map_or(if opts.quick { 3 } else { 8 }, |r| r as usize),
+        rounds: opts.rounds.map_or(if opts.quick { 3 } else { 10 }, |r| r as usize),
         idle: opts.idle.map_or(Duration::from_secs(default_idle), Duration::from_nanos),
         time_limit: Duration::from_nanos(opts.time_limit),
     };
@@ -257,11 +257,14 @@ fn write_text(out: &mut impl Write, r: &schedlab_live::bench::suite::SuiteReport
     if !boosted.is_empty() {
         let p50: Vec<String> = boosted.iter().map(|b| format!("{:.0}", b.p50)).collect();
         let p99: Vec<String> = boosted.iter().map(|b| format!("{:.0}", b.p99)).collect();
+        let count: u64 = boosted.iter().map(|b| b.count).sum();
+        let over: u64 = boosted.iter().map(|b| b.over_1ms).sum();
         writeln!(
             out,
-            "boost reaction per schedlab block: p50 {} µs; p99 {} µs",
+            "boost reaction per schedlab block: p50 {} µs; p99 {} µs; over 1 ms: {over} of {count} ({:.1} %)",
             p50.join(" "),
-            p99.join(" ")
+            p99.join(" "),
+            over as f64 / count as f64 * 100.0
         )?;
     }
     if d.lost_events > 0 {

@@ -138,7 +138,7 @@ pub fn run(opts: &RunOpts) -> Result<()> {
             let keep = recent.len().saturating_sub(8);
             recent.drain(..keep);
             let _ = write!(out, "\x1b[H\x1b[2J");
-            let _ = write_stats(&mut out, stats, 20);
+            let _ = write_stats(&mut out, &stats(), 20);
             let _ = writeln!(out, "\nlatest decisions:");
             for d in &recent {
                 let _ = writeln!(out, "  {d}");

@@ -151,6 +151,10 @@ pub struct ObserverOptions {
     /// tasks a reader at nice 0 gets too little CPU to keep up and records are lost.
     /// `None` leaves it.
     pub reader_nice: Option<i32>,
+    /// Forget a task at its exit ([`Observer::task`] knows only live ones). Off, every
+    /// task seen stays known, to name the exited ones in a report (`observe`); on, what
+    /// is kept is bounded by the tasks alive (a daemon).
+    pub forget_exited: bool,
 }
 
 impl Default for ObserverOptions {
@@ -162,6 +166,7 @@ impl Default for ObserverOptions {
             sched_events: SchedEvents::All,
             wakeup_bytes: 256 * 1024,
             reader_nice: Some(-10),
+            forget_exited: false,
         }
     }
 }
@@ -170,7 +175,12 @@ impl ObserverOptions {
     /// The near-free view for a daemon: [`SchedEvents::Watched`], no system-call hook
     /// (attach it with [`Observer::set_syscall_hook`] while counts are needed).
     pub fn watched() -> Self {
-        ObserverOptions { syscalls: false, sched_events: SchedEvents::Watched, ..ObserverOptions::default() }
+        ObserverOptions {
+            syscalls: false,
+            sched_events: SchedEvents::Watched,
+            forget_exited: true,
+            ..ObserverOptions::default()
+        }
     }
 }
 
@@ -314,6 +324,8 @@ pub struct Observer {
     skel: ObserverSkel<'static>,
     records: Rc<RefCell<Vec<Rec>>>,
     tasks: HashMap<u32, TaskInfo>,
+    forget_exited: bool,
+    programs: ProgramPaths,
     sched_events: SchedEvents,
     /// The threads marked watched.
     marked: HashSet<u32>,
@@ -387,6 +399,8 @@ impl Observer {
             skel,
             records,
             tasks: HashMap::new(),
+            forget_exited: options.forget_exited,
+            programs: ProgramPaths::default(),
             sched_events: options.sched_events,
             marked: HashSet::new(),
             events: 0,
@@ -764,16 +778,7 @@ impl Observer {
                 }
             }
             REC_EXEC => {
-                // The kernel gives the name as passed to execve (`./a.out`, a symlink);
-                // the program is its canonical path, the same for every way it is run.
-                // A process that is gone by now, or that has exec'd a program of another
-                // name since, keeps the raw name.
-                let raw = r.filename.clone().unwrap_or_default();
-                let path = std::fs::read_link(format!("/proc/{}/exe", r.pid))
-                    .ok()
-                    .map(|p| p.display().to_string())
-                    .filter(|p| raw.is_empty() || Path::new(&raw).file_name() == Path::new(p).file_name())
-                    .unwrap_or(raw);
+                let path = self.programs.path(r.pid, r.filename.as_deref().unwrap_or_default());
                 self.note_comm(r.pid, r.tgid, &r.comm);
                 if let Some(t) = self.tasks.get_mut(&r.pid) {
                     t.exe = Some(path.clone());
@@ -790,6 +795,9 @@ impl Observer {
                 vec![at(EventKind::Fork { parent: Pid(r.pid), child: Pid(r.pid2), thread })]
             }
             REC_EXIT => {
+                if self.forget_exited {
+                    self.tasks.remove(&r.pid);
+                }
                 vec![at(EventKind::Exit { pid: Pid(r.pid), code: r.value as i32 })]
             }
             _ => Vec::new(),
@@ -797,9 +805,68 @@ impl Observer {
     }
 }
 
+/// The canonical path of the program a process exec'd: the same for every way it is
+/// run (`./a.out`, a symlinked directory such as `/bin` → `usr/bin`).
+///
+/// The kernel gives the name as passed to execve; `/proc/<pid>/exe` gives the file.
+/// The file's path is taken only where it has the same file name as the one given (a
+/// process that is gone by now, or that has exec'd a program of another name since,
+/// keeps the given name). Taken, it differs from an absolute given name only by the
+/// symlinks on its way, which do not change under a running system: such a name is
+/// resolved once and remembered, and a loop of short programs (a build, a shell
+/// script) costs no readlink per exec (measured: a fifth of the daemon's time on a
+/// `/bin/true` loop). Relative names, and names kept as given, are resolved each time.
+#[derive(Debug, Default)]
+struct ProgramPaths(HashMap<String, String>);
+
+impl ProgramPaths {
+    /// At most this many absolute names are remembered (then all are forgotten).
+    const MAX: usize = 4096;
+
+    /// The path of the program process `pid` exec'd, given to execve as `given`.
+    fn path(&mut self, pid: u32, given: &str) -> String {
+        if let Some(path) = self.0.get(given) {
+            return path.clone();
+        }
+        let resolved = std::fs::read_link(format!("/proc/{pid}/exe"))
+            .ok()
+            .map(|p| p.display().to_string())
+            .filter(|p| given.is_empty() || Path::new(given).file_name() == Path::new(p).file_name());
+        match resolved {
+            Some(path) if given.starts_with('/') => {
+                if self.0.len() >= Self::MAX {
+                    self.0.clear();
+                }
+                self.0.insert(given.to_string(), path.clone());
+                path
+            }
+            Some(path) => path,
+            None => given.to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_program_run_through_a_symlinked_directory_is_its_file_and_is_resolved_once() {
+        let exe = std::env::current_exe().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("bin");
+        std::os::unix::fs::symlink(exe.parent().unwrap(), &link).unwrap();
+        let given = link.join(exe.file_name().unwrap()).display().to_string();
+        let mut paths = ProgramPaths::default();
+        let me = std::process::id();
+        assert_eq!(paths.path(me, &given), exe.display().to_string());
+        // Remembered: a process gone before it is read (no /proc entry) gets it too.
+        assert_eq!(paths.path(u32::MAX, &given), exe.display().to_string());
+        // Not remembered: a relative name, and one whose process runs another file.
+        assert_eq!(paths.path(u32::MAX, "./a.out"), "./a.out");
+        assert_eq!(paths.path(me, "/usr/bin/another-name"), "/usr/bin/another-name");
+        assert_eq!(paths.0.len(), 1);
+    }
 
     #[test]
     fn records_decode_as_the_bpf_side_lays_them_out() {

@@ -702,6 +702,10 @@ fn a_fork_says_whether_the_child_is_a_thread() {
     };
     assert_eq!(fork_of(thread), Some((main, true)), "the thread's fork");
     assert_eq!(fork_of(process), Some((main, false)), "the process's fork");
+    // The daemon's view keeps only live tasks: all three have exited.
+    for pid in [thread, process, main] {
+        assert!(obs.task(pid.0).is_none(), "{pid:?} exited and is forgotten");
+    }
 }
 
 #[test]

@@ -185,6 +185,8 @@ pub struct BoostReaction {
     pub p99: f64,
     /// How many boosts.
     pub count: u64,
+    /// How many of them took longer than 1 ms.
+    pub over_1ms: u64,
 }
 
 /// What the daemon said and how it ended.
@@ -838,6 +840,7 @@ pub(crate) fn parse_stats(line: &str) -> Result<(Option<BoostReaction>, u64)> {
         p50: num("p50"),
         p99: num("p99"),
         count: b.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0),
+        over_1ms: b.get("over_1ms").and_then(serde_json::Value::as_u64).unwrap_or(0),
     };
     Ok((Some(reaction), lost))
 }
@@ -856,8 +859,9 @@ mod tests {
 
     #[test]
     fn boost_reaction_is_read_from_the_stats_line() {
-        let b = parse_boost(r#"{"x":1,"boost_reaction_us":{"p50":120.5,"p99":900,"count":42}}"#).unwrap();
-        assert_eq!(b, Some(BoostReaction { p50: 120.5, p99: 900.0, count: 42 }));
+        let line = r#"{"x":1,"boost_reaction_us":{"p50":120.5,"p99":900,"count":42,"over_1ms":1}}"#;
+        let b = parse_boost(line).unwrap();
+        assert_eq!(b, Some(BoostReaction { p50: 120.5, p99: 900.0, count: 42, over_1ms: 1 }));
         assert_eq!(parse_boost(r#"{"x":1}"#).unwrap(), None);
         assert!(parse_boost("nope").is_err());
     }

@@ -5,10 +5,13 @@
 //! A *round* is a bare block and a schedlab block, in the order bare, schedlab for even
 //! rounds and schedlab, bare for odd ones (A-B-B-A), so that a drift of the machine
 //! (a neighbour's load, thermal state, page cache) hits both sides alike. A block runs
-//! every workload [`Sizes::repeats`] times back to back and keeps the median (one
-//! hiccup of the machine no longer decides a round), in an order shuffled per round
-//! and the same in both blocks of the round (no workload always runs first after the
-//! daemon's start, or always meets its next profiling window); the schedlab block starts `schedlab run` (its own store and
+//! the short workloads (hackbench, the fork/exec loop: a fraction of a second each)
+//! [`Sizes::short_runs`] times and the others once, at places shuffled per round and
+//! the same in both blocks of the round (no workload always runs first after the
+//! daemon's start, or always meets its next profiling window, and a short workload's
+//! runs are spread over the block, not back to back: the host's slow and fast spells
+//! last seconds, and runs back to back share theirs); a workload's value in the block
+//! is the median of its runs (wake-ups: pooled). The schedlab block starts `schedlab run` (its own store and
 //! socket in a temporary directory), waits for its steady state (its start-up profiling
 //! window closed, then a second: restoring, loading BPF and profiling the processes
 //! running at its start are a one-time cost of a daemon that runs for months, not what
@@ -77,7 +80,7 @@ pub enum Workload {
     ForkExec,
     /// `make -j<cpus>` of generated small C files with the system's cc. Metric: wall time.
     Make,
-    /// cyclictest as SCHED_OTHER (1 ms period) beside CPU hogs. Metrics: the wake-up
+    /// cyclictest as SCHED_OTHER (every [`WAKEUP_PERIOD_US`]) beside CPU hogs. Metrics: the wake-up
     /// latency's median and 99th percentile.
     Wakeup,
     /// SWAP's client-server round trip (a nice −20 client, a nice 0 server sorting per
@@ -86,7 +89,7 @@ pub enum Workload {
 }
 
 impl Workload {
-    /// The suite's workloads, in the order a block runs them.
+    /// The suite's workloads.
     pub fn all() -> Vec<Workload> {
         let mut all = vec![
             Workload::Hackbench { pipe: true, threads: false },
@@ -150,10 +153,11 @@ impl std::str::FromStr for Workload {
 /// How big each workload is.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Sizes {
-    /// How many times each workload but the client-server runs in a block, back to
-    /// back; the block's value is their median (the wake-ups: pooled). A short run is
-    /// at the mercy of one hiccup of the machine; the median of a few is not.
-    pub repeats: u32,
+    /// How many times the short workloads (hackbench, fork-exec) run in a block. One
+    /// run of a fraction of a second is at the mercy of a hiccup of the host (on this
+    /// machine, hackbench back to back: 0.19–0.27 s); the median of a few, spread over
+    /// the block, is not, for little time.
+    pub short_runs: u32,
     /// hackbench's `-g` and `-l`.
     pub hackbench_groups: u32,
     pub hackbench_loops: u32,
@@ -173,19 +177,19 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// The default suite's sizes (about eight minutes on two CPUs with eight rounds).
+    /// The default suite's sizes (about nine minutes on two CPUs with ten rounds).
     pub fn full() -> Sizes {
         Sizes {
-            repeats: 2,
+            short_runs: 4,
             hackbench_groups: 10,
             hackbench_loops: 100,
             compress_mib: 8,
             fork_execs: 600,
             make_files: 24,
-            wakeup_loops: 1500,
+            wakeup_loops: 2000,
             wakeup_hogs: 2,
             deps_load: 8,
-            deps_iterations: 5,
+            deps_iterations: 3,
             deps_warmup: 2,
         }
     }
@@ -196,7 +200,7 @@ impl Sizes {
     /// bare, 5.5 × unloaded, against 0.13 in the full suite).
     pub fn quick() -> Sizes {
         Sizes {
-            repeats: 1,
+            short_runs: 1,
             hackbench_groups: 5,
             hackbench_loops: 100,
             compress_mib: 6,
@@ -207,6 +211,16 @@ impl Sizes {
             deps_load: 8,
             deps_iterations: 2,
             deps_warmup: 3,
+        }
+    }
+}
+
+impl Sizes {
+    /// How many times workload `w` runs in a block.
+    pub fn runs(&self, w: Workload) -> usize {
+        match w {
+            Workload::Hackbench { .. } | Workload::ForkExec => self.short_runs.max(1) as usize,
+            Workload::Compress | Workload::Make | Workload::Wakeup | Workload::Deps(_) => 1,
         }
     }
 }
@@ -373,7 +387,7 @@ pub fn run_suite(
         .iter()
         .filter_map(|w| if let Workload::Deps(k) = w { Some(*k) } else { None })
         .collect();
-    let per_block = cfg.workloads.len() + 2;
+    let per_block = cfg.workloads.iter().map(|&w| cfg.sizes.runs(w)).sum::<usize>() + 2;
     let total = cfg.rounds * (2 * per_block + deps_kinds.len()) + usize::from(!cfg.idle.is_zero());
     let mut at = Progress { done: 0, total, round: 0, side: Side::Bare, what: String::new() };
 
@@ -389,7 +403,8 @@ pub fn run_suite(
     let mut pause = deps::DAEMON_SETTLE;
     for round in 0..cfg.rounds {
         let order = if round % 2 == 0 { [Side::Bare, Side::Schedlab] } else { [Side::Schedlab, Side::Bare] };
-        let block = block_order(cfg.workloads.len(), round);
+        let runs: Vec<usize> = cfg.workloads.iter().map(|&w| cfg.sizes.runs(w)).collect();
+        let block = block_order(&runs, round);
         for side in order {
             at.round = round;
             at.side = side;
@@ -409,15 +424,26 @@ pub fn run_suite(
                 runner.sleep(pause)?;
             }
             at.done += 1;
+            let mut block_values: Vec<Vec<Vec<f64>>> = vec![Vec::new(); cfg.workloads.len()];
+            let mut block_latencies: Vec<Vec<Latencies>> = vec![Vec::new(); cfg.workloads.len()];
             for &i in &block {
                 let w = cfg.workloads[i];
                 runner.check()?;
                 at.what = w.name();
                 progress(&at);
-                let (v, l) = runner.run_repeated(w)?;
-                values[side as usize][i].push(v);
-                latencies[side as usize][i].extend(l);
+                let (v, l) = runner.run(w)?;
+                block_values[i].push(v);
+                block_latencies[i].extend(l);
                 at.done += 1;
+            }
+            for (i, runs) in block_values.iter().enumerate() {
+                let metrics = runs.first().map_or(0, Vec::len);
+                let medians = (0..metrics).map(|m| median(&runs.iter().map(|v| v[m]).collect::<Vec<_>>()));
+                values[side as usize][i].push(medians.collect());
+                if !block_latencies[i].is_empty() {
+                    let parts: Vec<&Latencies> = block_latencies[i].iter().collect();
+                    latencies[side as usize][i].push(Latencies::merged(&parts));
+                }
             }
             if side == Side::Bare {
                 for (i, &kind) in deps_kinds.iter().enumerate() {
@@ -437,6 +463,7 @@ pub fn run_suite(
         }
     }
     if !cfg.idle.is_zero() {
+        at.side = Side::Schedlab;
         at.what = format!("schedlab run on the idle machine for {:.0} s", cfg.idle.as_secs_f64());
         progress(&at);
         let d = DaemonRun::start(&runner)?;
@@ -486,12 +513,14 @@ pub fn run_suite(
     })
 }
 
-/// The order of the workloads (indices) in both blocks of round `round`: shuffled, with
-/// the round as the seed, so that no workload always runs first after the daemon's
-/// start or always meets the daemon's next profiling window, and a report can be
-/// rerun in the same order.
-fn block_order(workloads: usize, round: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..workloads).collect();
+/// The order of the runs in both blocks of round `round`: workload `i` (an index)
+/// `runs[i]` times, shuffled with the round as the seed, so that no workload always
+/// runs first after the daemon's start or always meets the daemon's next profiling
+/// window, a workload's runs fall apart in the block, and a report can be rerun in the
+/// same order.
+fn block_order(runs: &[usize], round: usize) -> Vec<usize> {
+    let mut order: Vec<usize> =
+        runs.iter().enumerate().flat_map(|(i, &n)| std::iter::repeat_n(i, n)).collect();
     order.shuffle(&mut rand_pcg::Pcg64::seed_from_u64(round as u64));
     order
 }
@@ -759,28 +788,6 @@ impl Runner<'_> {
             );
         }
         Ok(())
-    }
-
-    /// Runs a workload [`Sizes::repeats`] times back to back (the client-server once: its
-    /// value is already the median of many round trips): per metric the median of the
-    /// runs, and for a latency workload the quantiles of all its runs' latencies pooled.
-    fn run_repeated(&self, w: Workload) -> Result<(Vec<f64>, Option<Latencies>)> {
-        let times = if matches!(w, Workload::Deps(_)) { 1 } else { self.cfg.sizes.repeats.max(1) };
-        let mut runs = Vec::new();
-        let mut latencies = Vec::new();
-        for _ in 0..times {
-            self.check()?;
-            let (v, l) = self.run(w)?;
-            runs.push(v);
-            latencies.extend(l);
-        }
-        if let Some(q) = w.quantiles() {
-            let pooled = Latencies::merged(&latencies.iter().collect::<Vec<_>>());
-            return Ok((q.iter().map(|&q| pooled.quantile(q)).collect(), Some(pooled)));
-        }
-        let metrics = runs.first().map_or(0, Vec::len);
-        let values = (0..metrics).map(|m| median(&runs.iter().map(|v| v[m]).collect::<Vec<_>>())).collect();
-        Ok((values, None))
     }
 
     /// Runs one workload once: its metrics, and its latencies if it measures them.
@@ -1117,16 +1124,30 @@ mod tests {
     }
 
     #[test]
-    fn blocks_run_every_workload_once_in_an_order_that_changes_by_round() {
-        let orders: Vec<Vec<usize>> = (0..8).map(|r| block_order(14, r)).collect();
+    fn blocks_run_each_workload_its_runs_in_an_order_that_changes_by_round() {
+        let runs = [4, 1, 4, 1, 1, 4, 1, 1];
+        let orders: Vec<Vec<usize>> = (0..8).map(|r| block_order(&runs, r)).collect();
         for o in &orders {
             let mut sorted = o.clone();
             sorted.sort();
-            assert_eq!(sorted, (0..14).collect::<Vec<_>>());
+            let want: Vec<usize> = runs.iter().enumerate().flat_map(|(i, &n)| vec![i; n]).collect();
+            assert_eq!(sorted, want);
         }
-        assert_eq!(block_order(14, 3), orders[3], "a round's order is the same every time");
+        assert_eq!(block_order(&runs, 3), orders[3], "a round's order is the same every time");
         let firsts: std::collections::HashSet<usize> = orders.iter().map(|o| o[0]).collect();
         assert!(firsts.len() > 2, "the first workload changes: {orders:?}");
+        let back_to_back = |o: &Vec<usize>| o.windows(2).filter(|w| w[0] == w[1]).count();
+        assert!(orders.iter().map(back_to_back).sum::<usize>() < 8 * 4, "runs are spread: {orders:?}");
+    }
+
+    #[test]
+    fn short_workloads_run_several_times_per_block() {
+        let s = Sizes::full();
+        assert_eq!(s.runs(Workload::Hackbench { pipe: false, threads: false }), 4);
+        assert_eq!(s.runs(Workload::ForkExec), 4);
+        assert_eq!(s.runs(Workload::Wakeup), 1);
+        assert_eq!(s.runs(Workload::Deps(IpcKind::Pipe)), 1);
+        assert_eq!(Sizes::quick().runs(Workload::ForkExec), 1);
     }
 
     #[test]

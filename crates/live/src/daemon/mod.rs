@@ -50,6 +50,7 @@ pub mod windows;
 use std::collections::HashMap;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use schedlab_behavior::learn::Classifier;
@@ -107,7 +108,8 @@ fn online_cpus() -> Vec<u32> {
 /// held a boost for 5 to 65 ms. Stopped (and joined) when dropped.
 #[derive(Debug)]
 struct Checkpointer {
-    stop: std::sync::Arc<AtomicBool>,
+    /// Dropped to stop the thread: it sleeps on the other end between checkpoints.
+    stop: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -121,18 +123,13 @@ impl Checkpointer {
     /// a connection keeps its syncs: the log is checkpointed either way.
     fn start(stores: &[&Store]) -> Option<Checkpointer> {
         let own = Store::open(stores.first()?.path()).ok()?;
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("schedlab-ckpt".into())
             .spawn(move || {
-                let mut last = Instant::now();
-                while !stopped.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(100));
-                    if last.elapsed() >= Self::EVERY {
-                        last = Instant::now();
-                        let _ = own.checkpoint();
-                    }
+                // Wakes once per checkpoint, and at once when the daemon stops.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(Self::EVERY) {
+                    let _ = own.checkpoint();
                 }
                 let _ = own.checkpoint();
             })
@@ -140,13 +137,13 @@ impl Checkpointer {
         for store in stores {
             let _ = store.commit_without_syncs();
         }
-        Some(Checkpointer { stop, thread: Some(thread) })
+        Some(Checkpointer { stop: Some(stop), thread: Some(thread) })
     }
 }
 
 impl Drop for Checkpointer {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.take();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -255,14 +252,15 @@ impl<'s> Daemon<'s> {
     }
 
     /// Runs until `stop` is set (a signal) or `duration` passes, calling `tick` about
-    /// once a second with the statistics and the decisions made since the last call;
-    /// then restores everything. Serves the control socket meanwhile.
+    /// once a second with the decisions made since the last call and a way to get the
+    /// statistics (their percentiles cost the real-time loop ~100 µs: taken only when
+    /// shown); then restores everything. Serves the control socket meanwhile.
     pub fn run(
         &mut self,
         socket: &ControlSocket,
         stop: &AtomicBool,
         duration: Option<Duration>,
-        mut tick: impl FnMut(&Stats, Vec<String>),
+        mut tick: impl FnMut(&mut dyn FnMut() -> Stats, Vec<String>),
     ) -> Result<(), DaemonError> {
         let (mut last_plan, mut last_tick, mut last_save) = (Instant::now(), Instant::now(), Instant::now());
         let mut batch = Vec::new();
@@ -294,7 +292,8 @@ impl<'s> Daemon<'s> {
             socket.serve(|r| self.answer(r));
             if last_tick.elapsed() >= Duration::from_secs(1) {
                 last_tick = Instant::now();
-                tick(&self.stats(), self.core.take_fresh());
+                let fresh = self.core.take_fresh();
+                tick(&mut || self.stats(), fresh);
             }
             if last_save.elapsed() >= Duration::from_secs(30) {
                 last_save = Instant::now();

@@ -32,17 +32,17 @@ impl Core {
 
     /// Takes in the new processes (execs and forks) that have lived `min_age_ms`: only
     /// then is /proc read and a class looked up, so that the hundreds of short programs
-    /// a build or a shell loop runs a second cost one queue entry each. A process gone
-    /// by then is dropped; a pid reused since is read as the process it is now (and
-    /// waits for its own age before any change). At most [`ADMIT_BUDGET`] of a turn
+    /// a build or a shell loop runs a second cost one queue entry each. A process that
+    /// exited by then was dropped at its exit
+    /// ([`Arrivals`](super::arrivals::Arrivals)); one gone unseen (a lost
+    /// record) is dropped at the read; a pid reused since is read as the process it is
+    /// now (and waits for its own age before any change). At most [`ADMIT_BUDGET`] of a turn
     /// goes to it; the rest waits for the next turns ([`Core::next_wait`]).
     pub(super) fn admit(&mut self, m: &mut dyn Machine) {
         let now = m.now();
-        while self.admission_due(now) {
-            if m.now().saturating_duration_since(now) >= ADMIT_BUDGET {
-                break;
-            }
-            let Some(Arrival { pid, parent, .. }) = self.arrivals.pop_front() else { break };
+        let min_age = self.min_age();
+        while m.now().saturating_duration_since(now) < ADMIT_BUDGET {
+            let Some(Arrival { pid, parent, .. }) = self.arrivals.pop_due(now, min_age) else { break };
             match parent {
                 Some(parent) => {
                     if let Some(info) = m.process(pid).filter(|i| i.ppid == parent) {
@@ -56,8 +56,11 @@ impl Core {
 
     /// Whether the oldest new process has lived `min_age_ms` at `now`.
     pub(super) fn admission_due(&self, now: Instant) -> bool {
-        let min_age = Duration::from_millis(self.config.daemon.min_age_ms);
-        self.arrivals.front().is_some_and(|a| now.saturating_duration_since(a.seen) >= min_age)
+        self.arrivals.due(now, self.min_age())
+    }
+
+    fn min_age(&self) -> Duration {
+        Duration::from_millis(self.config.daemon.min_age_ms)
     }
 
     /// The process of thread `tid`: known, or from the observer, or from /proc.
@@ -194,6 +197,7 @@ impl Core {
         if tgid != tid.0 {
             return;
         }
+        self.arrivals.gone(tgid);
         self.forget(tgid, m);
         if let Some(b) = &mut self.booster {
             b.provider_gone(tgid);

@@ -11,14 +11,15 @@
 //! The log of decisions (the daemon's output, `explain`) and the statistics are kept
 //! here too.
 //!
-//! - `admission`: exec, fork and exit; new processes taken in once they have lived
-//!   `min_age_ms`, and classified by the rules.
+//! - `admission`: exec, fork and exit; new processes (`arrivals`) taken in once they
+//!   have lived `min_age_ms`, and classified by the rules.
 //! - `classification`: a class applied; the profiling windows and the model.
 //! - `placement`: the planning period.
 //! - `boosting`: provider boosts; `slicing`: burst-aware slices.
 //! - `report`: statistics, `explain`, the knowledge to keep.
 
 mod admission;
+mod arrivals;
 mod boosting;
 mod classification;
 mod decision;
@@ -34,6 +35,7 @@ use std::time::{Duration, Instant};
 use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, Policy, PrevState};
 use schedlab_store::Setting;
 
+use self::arrivals::{Arrival, Arrivals};
 pub use self::classification::Predictor;
 pub use self::decision::{cpu_set, Change, Decision, Enforcer, Kept, Outcome};
 use super::boost::{Booster, Ended};
@@ -67,14 +69,6 @@ pub struct Setup {
     pub slices: Option<Slices>,
     /// The model, when it is on.
     pub model: Option<Box<dyn Predictor>>,
-}
-
-/// A process that exec'd (`parent: None`) or was forked, when the event was read.
-#[derive(Clone, Copy, Debug)]
-struct Arrival {
-    pid: u32,
-    parent: Option<u32>,
-    seen: Instant,
 }
 
 /// Whether schedlab manages a process.
@@ -176,8 +170,8 @@ pub struct Core {
     procs: BTreeMap<u32, Proc>,
     /// Thread → process, for threads seen.
     tgids: HashMap<u32, u32>,
-    /// New processes not yet taken in ([`Core::admit`]), oldest first.
-    arrivals: VecDeque<Arrival>,
+    /// New processes not yet taken in ([`Core::admit`]).
+    arrivals: Arrivals,
     /// Requester threads blocked now with a boost decision pending or in force, and
     /// when they blocked.
     blocked: HashMap<Pid, Ns>,
@@ -222,7 +216,7 @@ impl Core {
             model: setup.model,
             procs: BTreeMap::new(),
             tgids: HashMap::new(),
-            arrivals: VecDeque::new(),
+            arrivals: Arrivals::default(),
             blocked: HashMap::new(),
             urgent: HashSet::new(),
             raised: HashMap::new(),
@@ -271,7 +265,7 @@ impl Core {
             match &e.kind {
                 EventKind::Exec { tgid, pid, .. } => {
                     self.tgids.insert(pid.0, tgid.0);
-                    self.arrivals.push_back(Arrival { pid: tgid.0, parent: None, seen: m.now() });
+                    self.arrivals.push(Arrival { pid: tgid.0, parent: None, seen: m.now() });
                     self.watch_if_high(tgid.0, m);
                 }
                 EventKind::Fork { parent, child, thread } => {
@@ -281,7 +275,7 @@ impl Core {
                     } else {
                         self.tgids.insert(child.0, child.0);
                         let seen = m.now();
-                        self.arrivals.push_back(Arrival { pid: child.0, parent: Some(parent_tgid), seen });
+                        self.arrivals.push(Arrival { pid: child.0, parent: Some(parent_tgid), seen });
                     }
                     // A new thread or process has the rank of the thread that forked it
                     // (the kernel copied it): watched if that one is, with no read of its
@@ -323,7 +317,7 @@ impl Core {
     pub fn next_wait(&self, k: &dyn Kernel) -> Duration {
         if self.admission_due(k.now()) {
             Duration::from_millis(1)
-        } else if !self.arrivals.is_empty()
+        } else if self.arrivals.any_waiting()
             || self.booster.as_ref().is_some_and(|b| b.active().next().is_some())
         {
             Duration::from_millis(50)

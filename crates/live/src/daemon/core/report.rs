@@ -81,7 +81,7 @@ impl Core {
         let arrived;
         let p = match self.procs.get(&tgid) {
             Some(p) => p,
-            None if self.arrivals.iter().any(|a| a.pid == tgid) => {
+            None if self.arrivals.waiting(tgid) => {
                 let mut p = Proc::new(k.process(tgid)?, k.now());
                 p.reason = ClassReason::Unclassified { why: "new: not taken in yet".into() };
                 p.state = State::Left(format!(

@@ -23,14 +23,15 @@ Examples:
 
 /// The do-no-harm suite: real workloads on bare Linux and under `schedlab run`.
 ///
-/// A round is a bare block and a block under `schedlab run` (started with the built-in
-/// configuration or --config, its own store and socket in a temporary directory, given
-/// 1 s to settle after its start-up profiling, stopped at the block's end, which
-/// restores everything it changed), in the order bare, schedlab in even rounds and
-/// schedlab, bare in odd ones, so that a drift of the machine hits both sides alike.
-/// A block runs hackbench and the fork/exec loop 4 times each (once with --quick) and
-/// the others once, at places shuffled anew each round and the same in both blocks of
-/// the round; a workload's value in a block is the median of its runs.
+/// A round runs every workload bare and under `schedlab run` (started with the
+/// built-in configuration or --config, its own store and socket in a temporary
+/// directory, given 1 s to settle after its start-up profiling, stopped at the end,
+/// which restores everything it changed): hackbench and the fork/exec loop 4 times
+/// each (once with --quick), the others once, in an order shuffled anew each round and
+/// cut in two halves, run A-B-B-A: the first half bare, both halves under the daemon,
+/// the second half bare. A workload's bare and schedlab runs are thus half a round
+/// apart, and the machine's slow and fast spells hit both alike; its value on a side is
+/// the median of its runs in the round.
 ///
 /// The workloads (`--only` takes their names): hackbench (rt-tests) over pipes and
 /// sockets, as processes and threads (hackbench's own time); `xz -T<cpus> -3` of
@@ -40,13 +41,13 @@ Examples:
 /// and p99 over all its runs pooled); `deps-KIND`, SWAP's
 /// client-server round trip (a nice -20 client, a nice 0 server) over sock, pipe, msg,
 /// sem, sig and flock with 8 hogs per CPU (the median round trip, and its ratio to the
-/// unloaded round trip measured in the bare blocks).
+/// unloaded round trip, measured bare in each round).
 ///
 /// Per workload and metric the table gives both sides' medians, the median of the
 /// per-round ratios schedlab/bare (lower is better), its 95 % bootstrap interval and
 /// the verdict: loss when the ratio is above 1.03 or the interval reaches above 1.05,
 /// win when the whole interval is below 1, neutral otherwise. Then what the daemon cost:
-/// its CPU time over its blocks, its peak resident memory, its share of one CPU on the
+/// its CPU time while it ran, its peak resident memory, its share of one CPU on the
 /// idle machine (--idle), its boost reaction times and lost events.
 ///
 /// Needs root (the daemon), rt-tests, xz, make and cc. Every child runs in its own
@@ -61,7 +62,7 @@ pub struct SuiteOpts {
     /// Smaller workloads, 3 rounds and 10 s idle: under 2 minutes.
     #[arg(long)]
     quick: bool,
-    /// Rounds, each a bare and a schedlab block (default 10; 3 with --quick).
+    /// Rounds, each running every workload on both sides (default 10; 3 with --quick).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
     rounds: Option<u32>,
     /// Only these workloads, comma-separated.
@@ -242,7 +243,7 @@ fn write_text(out: &mut impl Write, r: &schedlab_live::bench::suite::SuiteReport
     )?;
     write!(
         out,
-        "the daemon: {:.2} s of CPU over {:.0} s of its blocks ({:.1} % of one CPU), peak RSS {:.1} MiB",
+        "the daemon: {:.2} s of CPU over the {:.0} s it ran ({:.1} % of one CPU), peak RSS {:.1} MiB",
         d.cpu_s,
         d.wall_s,
         d.busy_pct,
@@ -261,7 +262,7 @@ fn write_text(out: &mut impl Write, r: &schedlab_live::bench::suite::SuiteReport
         let over: u64 = boosted.iter().map(|b| b.over_1ms).sum();
         writeln!(
             out,
-            "boost reaction per schedlab block: p50 {} µs; p99 {} µs; over 1 ms: {over} of {count} ({:.1} %)",
+            "boost reaction per round: p50 {} µs; p99 {} µs; over 1 ms: {over} of {count} ({:.1} %)",
             p50.join(" "),
             p99.join(" "),
             over as f64 / count as f64 * 100.0

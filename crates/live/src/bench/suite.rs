@@ -1,28 +1,34 @@
 //! The do-no-harm suite (`schedlab bench suite`): real workloads run on bare Linux and
-//! under `schedlab run`, in alternating blocks, so that every live change is judged by
-//! what it does to programs people run.
+//! under `schedlab run`, side by side, so that every live change is judged by what it
+//! does to programs people run.
 //!
-//! A *round* is a bare block and a schedlab block, in the order bare, schedlab for even
-//! rounds and schedlab, bare for odd ones (A-B-B-A), so that a drift of the machine
-//! (a neighbour's load, thermal state, page cache) hits both sides alike. A block runs
-//! the short workloads (hackbench, the fork/exec loop: a fraction of a second each)
-//! [`Sizes::short_runs`] times and the others once, at places shuffled per round and
-//! the same in both blocks of the round (no workload always runs first after the
-//! daemon's start, or always meets its next profiling window, and a short workload's
-//! runs are spread over the block, not back to back: the host's slow and fast spells
-//! last seconds, and runs back to back share theirs); a workload's value in the block
-//! is the median of its runs (wake-ups: pooled). The schedlab block starts `schedlab run` (its own store and
-//! socket in a temporary directory), waits for its steady state (its start-up profiling
-//! window closed, then a second: restoring, loading BPF and profiling the processes
-//! running at its start are a one-time cost of a daemon that runs for months, not what
-//! the workloads should measure; its later windows fall where they fall), runs the
-//! workloads, reads the daemon's CPU time and peak memory, and stops it (which restores
-//! everything it changed; a daemon that must be killed is followed by
-//! `schedlab restore`). The bare block first rests as long as the last daemon start
-//! took, so that both sides' workloads begin after the same pause.
+//! A *round* runs every workload on both sides: the short ones (hackbench, the
+//! fork/exec loop: a fraction of a second each) [`Sizes::short_runs`] times, the others
+//! once, in an order shuffled per round. The order is cut in two halves and run
+//! A-B-B-A: the first half bare, then `schedlab run` is started and both halves run
+//! under it, then it is stopped and the second half runs bare. So each workload's bare
+//! and schedlab runs are half a round apart, not a whole side's length: this host has
+//! slow and fast spells of seconds (hackbench ±15 %, every workload run then alike),
+//! and a pair taken further apart sees different ones (measured with a bare block then
+//! a schedlab block of every workload, 25 s apart: whole rounds' ratios at 0.73–0.84).
+//! The first half's workloads run bare first and the second's schedlab first, so a
+//! drift within the round cancels over rounds, and the shuffle puts a workload in
+//! either half, at a different place after the daemon's start, with its runs apart
+//! (runs back to back share a spell). A workload's value on a side is the median of
+//! its runs in the round (wake-ups: pooled).
+//!
+//! `schedlab run` gets its own store and socket in a temporary directory; the suite
+//! waits for its steady state (its start-up profiling window closed, then a second:
+//! restoring, loading BPF and profiling the processes running at its start are a
+//! one-time cost of a daemon that runs for months, not what the workloads should
+//! measure; its later windows fall where they fall), reads the daemon's CPU time and
+//! peak memory at the end, and stops it (which restores everything it changed; a
+//! daemon that must be killed is followed by `schedlab restore`). The bare half first
+//! rests as long as the last daemon start took, so that both sides' workloads begin
+//! after the same pause.
 //!
 //! Each workload's metric is compared per round (schedlab's value over the same round's
-//! bare value: neighbouring blocks, so the ratio is paired); the reported ratio is the
+//! bare value: half a round apart, so the ratio is paired); the reported ratio is the
 //! median of the per-round ratios, with a 95 % bootstrap interval of that median.
 //! Wake-up latency quantiles are the exception: the tail of one run is a handful of
 //! its samples, and the machine's own hiccups (a neighbour, the host) put whole runs
@@ -153,10 +159,10 @@ impl std::str::FromStr for Workload {
 /// How big each workload is.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Sizes {
-    /// How many times the short workloads (hackbench, fork-exec) run in a block. One
+    /// How many times the short workloads (hackbench, fork-exec) run per side in a round. One
     /// run of a fraction of a second is at the mercy of a hiccup of the host (on this
     /// machine, hackbench back to back: 0.19–0.27 s); the median of a few, spread over
-    /// the block, is not, for little time.
+    /// the round, is not, for little time.
     pub short_runs: u32,
     /// hackbench's `-g` and `-l`.
     pub hackbench_groups: u32,
@@ -216,7 +222,7 @@ impl Sizes {
 }
 
 impl Sizes {
-    /// How many times workload `w` runs in a block.
+    /// How many times workload `w` runs per side in a round.
     pub fn runs(&self, w: Workload) -> usize {
         match w {
             Workload::Hackbench { .. } | Workload::ForkExec => self.short_runs.max(1) as usize,
@@ -236,7 +242,7 @@ pub struct SuiteConfig {
     /// The workloads, in order.
     pub workloads: Vec<Workload>,
     pub sizes: Sizes,
-    /// Rounds (each a bare and a schedlab block).
+    /// Rounds (each runs every workload on both sides).
     pub rounds: usize,
     /// How long the daemon runs on the idle machine to measure its own CPU share
     /// (zero: not measured).
@@ -326,7 +332,7 @@ pub struct Row {
 /// What the daemon itself cost.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DaemonCost {
-    /// CPU time (user + system) over its blocks, and the blocks' wall time.
+    /// CPU time (user + system) while it ran, and how long it ran (its idle run aside).
     pub cpu_s: f64,
     pub wall_s: f64,
     /// `cpu_s / wall_s`, in percent of one CPU.
@@ -337,9 +343,9 @@ pub struct DaemonCost {
     pub idle_s: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_cpu_pct: Option<f64>,
-    /// Its boost reaction time per schedlab block (from its stats).
+    /// Its boost reaction time per round (from its stats).
     pub boost_reaction_us: Vec<BoostReaction>,
-    /// Events its observer lost, over all blocks.
+    /// Events its observer lost, over all rounds.
     pub lost_events: u64,
 }
 
@@ -387,8 +393,11 @@ pub fn run_suite(
         .iter()
         .filter_map(|w| if let Workload::Deps(k) = w { Some(*k) } else { None })
         .collect();
-    let per_block = cfg.workloads.iter().map(|&w| cfg.sizes.runs(w)).sum::<usize>() + 2;
-    let total = cfg.rounds * (2 * per_block + deps_kinds.len()) + usize::from(!cfg.idle.is_zero());
+    let runs: Vec<usize> = cfg.workloads.iter().map(|&w| cfg.sizes.runs(w)).collect();
+    // Per round: a pause, the runs on both sides, the daemon's start and stop, the
+    // unloaded client-server cells.
+    let per_round = 2 * runs.iter().sum::<usize>() + 3 + deps_kinds.len();
+    let total = cfg.rounds * per_round + usize::from(!cfg.idle.is_zero());
     let mut at = Progress { done: 0, total, round: 0, side: Side::Bare, what: String::new() };
 
     // values[side][workload] = one Vec of metric values per round; latencies likewise,
@@ -402,64 +411,46 @@ pub fn run_suite(
     let mut notes = Vec::new();
     let mut pause = deps::DAEMON_SETTLE;
     for round in 0..cfg.rounds {
-        let order = if round % 2 == 0 { [Side::Bare, Side::Schedlab] } else { [Side::Schedlab, Side::Bare] };
-        let runs: Vec<usize> = cfg.workloads.iter().map(|&w| cfg.sizes.runs(w)).collect();
-        let block = block_order(&runs, round);
-        for side in order {
-            at.round = round;
-            at.side = side;
-            let mut daemon = None;
-            if side == Side::Schedlab {
-                at.what = "starting schedlab run".into();
-                progress(&at);
-                let t = Instant::now();
-                daemon = Some(DaemonRun::start(&runner)?);
-                pause = t.elapsed();
-            } else {
-                // The same pause before the bare block's workloads as the daemon's
-                // start gave the last schedlab block: a machine's first seconds of load
-                // after a rest are not like the others, and only one side had the rest.
-                at.what = "pausing as long as the daemon takes to start".into();
-                progress(&at);
-                runner.sleep(pause)?;
-            }
+        at.round = round;
+        let order = block_order(&runs, round);
+        let (first, second) = order.split_at(order.len() / 2);
+        let mut sides = [RoundRuns::new(cfg.workloads.len()), RoundRuns::new(cfg.workloads.len())];
+
+        // The same pause before the bare side's workloads as the daemon's start gives
+        // the schedlab side: a machine's first seconds of load after a rest are not
+        // like the others, and only one side would have had the rest.
+        at.side = Side::Bare;
+        at.what = "pausing as long as the daemon takes to start".into();
+        progress(&at);
+        runner.sleep(pause)?;
+        at.done += 1;
+        runner.run_all(first, &mut sides[0], &mut at, progress)?;
+
+        at.side = Side::Schedlab;
+        at.what = "starting schedlab run".into();
+        progress(&at);
+        let t = Instant::now();
+        let daemon = DaemonRun::start(&runner)?;
+        pause = t.elapsed();
+        at.done += 1;
+        runner.run_all(first, &mut sides[1], &mut at, progress)?;
+        runner.run_all(second, &mut sides[1], &mut at, progress)?;
+        at.what = "stopping schedlab run".into();
+        progress(&at);
+        daemon.finish(&runner, &mut cost, &mut notes)?;
+        at.done += 1;
+
+        at.side = Side::Bare;
+        runner.run_all(second, &mut sides[0], &mut at, progress)?;
+        for (i, &kind) in deps_kinds.iter().enumerate() {
+            runner.check()?;
+            at.what = format!("deps-{kind} unloaded");
+            progress(&at);
+            unloaded[i].push(runner.deps(kind, Scenario::Unloaded)?);
             at.done += 1;
-            let mut block_values: Vec<Vec<Vec<f64>>> = vec![Vec::new(); cfg.workloads.len()];
-            let mut block_latencies: Vec<Vec<Latencies>> = vec![Vec::new(); cfg.workloads.len()];
-            for &i in &block {
-                let w = cfg.workloads[i];
-                runner.check()?;
-                at.what = w.name();
-                progress(&at);
-                let (v, l) = runner.run(w)?;
-                block_values[i].push(v);
-                block_latencies[i].extend(l);
-                at.done += 1;
-            }
-            for (i, runs) in block_values.iter().enumerate() {
-                let metrics = runs.first().map_or(0, Vec::len);
-                let medians = (0..metrics).map(|m| median(&runs.iter().map(|v| v[m]).collect::<Vec<_>>()));
-                values[side as usize][i].push(medians.collect());
-                if !block_latencies[i].is_empty() {
-                    let parts: Vec<&Latencies> = block_latencies[i].iter().collect();
-                    latencies[side as usize][i].push(Latencies::merged(&parts));
-                }
-            }
-            if side == Side::Bare {
-                for (i, &kind) in deps_kinds.iter().enumerate() {
-                    runner.check()?;
-                    at.what = format!("deps-{kind} unloaded");
-                    progress(&at);
-                    unloaded[i].push(runner.deps(kind, Scenario::Unloaded)?);
-                    at.done += 1;
-                }
-            }
-            if let Some(d) = daemon {
-                at.what = "stopping schedlab run".into();
-                progress(&at);
-                d.finish(&runner, &mut cost, &mut notes)?;
-            }
-            at.done += 1;
+        }
+        for (side, runs) in sides.into_iter().enumerate() {
+            runs.fold_into(&mut values[side], &mut latencies[side]);
         }
     }
     if !cfg.idle.is_zero() {
@@ -513,11 +504,37 @@ pub fn run_suite(
     })
 }
 
-/// The order of the runs in both blocks of round `round`: workload `i` (an index)
-/// `runs[i]` times, shuffled with the round as the seed, so that no workload always
-/// runs first after the daemon's start or always meets the daemon's next profiling
-/// window, a workload's runs fall apart in the block, and a report can be rerun in the
-/// same order.
+/// One side's runs in a round, per workload.
+struct RoundRuns {
+    values: Vec<Vec<Vec<f64>>>,
+    latencies: Vec<Vec<Latencies>>,
+}
+
+impl RoundRuns {
+    fn new(workloads: usize) -> RoundRuns {
+        RoundRuns { values: vec![Vec::new(); workloads], latencies: vec![Vec::new(); workloads] }
+    }
+
+    /// Adds the round's value of each workload to `values` (per metric, the median of
+    /// its runs) and `latencies` (all its runs' pooled).
+    fn fold_into(self, values: &mut [Vec<Vec<f64>>], latencies: &mut [Vec<Latencies>]) {
+        for (i, runs) in self.values.iter().enumerate() {
+            let metrics = runs.first().map_or(0, Vec::len);
+            let medians = (0..metrics).map(|m| median(&runs.iter().map(|v| v[m]).collect::<Vec<_>>()));
+            values[i].push(medians.collect());
+        }
+        for (i, parts) in self.latencies.iter().enumerate() {
+            if !parts.is_empty() {
+                latencies[i].push(Latencies::merged(&parts.iter().collect::<Vec<_>>()));
+            }
+        }
+    }
+}
+
+/// The order of the runs in round `round`: workload `i` (an index) `runs[i]` times,
+/// shuffled with the round as the seed, so that no workload always runs first after
+/// the daemon's start or always meets the daemon's next profiling window, a workload's
+/// runs fall apart, and a report can be rerun in the same order.
 fn block_order(runs: &[usize], round: usize) -> Vec<usize> {
     let mut order: Vec<usize> =
         runs.iter().enumerate().flat_map(|(i, &n)| std::iter::repeat_n(i, n)).collect();
@@ -753,7 +770,7 @@ fn write_project(dir: &Path, files: u32) -> io::Result<()> {
     )
 }
 
-/// Runs the workloads of a block.
+/// Runs the workloads of a round.
 struct Runner<'a> {
     cfg: &'a SuiteConfig,
     inputs: &'a Inputs,
@@ -786,6 +803,27 @@ impl Runner<'_> {
             std::thread::sleep(
                 until.saturating_duration_since(Instant::now()).min(Duration::from_millis(50)),
             );
+        }
+        Ok(())
+    }
+
+    /// Runs the workloads `order` (indices, in that order) into `out`.
+    fn run_all(
+        &self,
+        order: &[usize],
+        out: &mut RoundRuns,
+        at: &mut Progress,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<()> {
+        for &i in order {
+            let w = self.cfg.workloads[i];
+            self.check()?;
+            at.what = w.name();
+            progress(at);
+            let (v, l) = self.run(w)?;
+            out.values[i].push(v);
+            out.latencies[i].extend(l);
+            at.done += 1;
         }
         Ok(())
     }
@@ -1007,7 +1045,7 @@ fn cyclictest_latencies(out: &str) -> Result<Latencies> {
     Ok(Latencies(counts.into_iter().collect()))
 }
 
-/// `schedlab run` during one block.
+/// `schedlab run` during one round.
 struct DaemonRun {
     daemon: deps::Daemon,
     pid: u32,
@@ -1141,7 +1179,7 @@ mod tests {
     }
 
     #[test]
-    fn short_workloads_run_several_times_per_block() {
+    fn short_workloads_run_several_times_per_round() {
         let s = Sizes::full();
         assert_eq!(s.runs(Workload::Hackbench { pipe: false, threads: false }), 4);
         assert_eq!(s.runs(Workload::ForkExec), 4);

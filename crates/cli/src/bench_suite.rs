@@ -241,6 +241,13 @@ fn write_text(out: &mut impl Write, r: &schedlab_live::bench::suite::SuiteReport
         r.wins,
         r.rows.len() - r.losses - r.wins
     )?;
+    if let Some(noise) = r.machine_noise_pct {
+        writeln!(
+            out,
+            "the machine's own noise: a timed workload's bare runs strayed {noise:.1} % from their median \
+             between rounds (a loss is an interval reaching past +5 %: more rounds narrow it)"
+        )?;
+    }
     write!(
         out,
         "the daemon: {:.2} s of CPU over the {:.0} s it ran ({:.1} % of one CPU), peak RSS {:.1} MiB",

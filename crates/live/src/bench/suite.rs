@@ -363,6 +363,11 @@ pub struct SuiteReport {
     pub losses: usize,
     pub wins: usize,
     pub wall_s: f64,
+    /// The machine's own noise: how far a timed workload's bare value strays from
+    /// round to round, in percent of its median (its median absolute deviation; the
+    /// median over the timed workloads). Nothing schedlab does moves it; an interval
+    /// within ±5 % is hard to get from fewer rounds where it is larger than that.
+    pub machine_noise_pct: Option<f64>,
     /// Anything the reader should know (a daemon that had to be killed, …).
     pub notes: Vec<String>,
 }
@@ -497,11 +502,25 @@ pub fn run_suite(
         sizes: cfg.sizes.clone(),
         losses: rows.iter().filter(|r| r.verdict == Verdict::Loss).count(),
         wins: rows.iter().filter(|r| r.verdict == Verdict::Win).count(),
+        machine_noise_pct: machine_noise_pct(&rows),
         rows,
         daemon: cost,
         wall_s: started.elapsed().as_secs_f64(),
         notes,
     })
+}
+
+/// [`SuiteReport::machine_noise_pct`] of `rows`: `None` without a timed workload.
+fn machine_noise_pct(rows: &[Row]) -> Option<f64> {
+    let spreads: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.metric == "time" && r.bare_median > 0.0)
+        .map(|r| {
+            let deviations: Vec<f64> = r.bare.iter().map(|v| (v - r.bare_median).abs()).collect();
+            median(&deviations) / r.bare_median * 100.0
+        })
+        .collect();
+    (!spreads.is_empty()).then(|| median(&spreads))
 }
 
 /// One side's runs in a round, per workload.
@@ -1117,6 +1136,19 @@ mod tests {
         assert_eq!((row.ratio, row.ci_low, row.ci_high), (2.0, 2.0, 2.0));
         assert_eq!(row.verdict, Verdict::Loss);
         assert_eq!((row.bare_median, row.schedlab_median), (3.0, 6.0));
+    }
+
+    #[test]
+    fn the_machine_noise_is_the_bare_side_s_spread_over_timed_workloads() {
+        // Deviations from the median 1.0: 0.1, 0, 0.2, 0.1, 0 → their median 0.1: 10 %.
+        let a = compare("a", "time", "s", vec![0.9, 1.0, 1.2, 1.1, 1.0], vec![1.0; 5]);
+        // 2 %, whatever schedlab's values.
+        let b = compare("b", "time", "s", vec![2.0, 2.04, 1.96, 2.0, 2.04], vec![9.0; 5]);
+        // Not timed: left out.
+        let c = compare("c", "p99", "µs", vec![10.0, 90.0, 50.0, 10.0, 90.0], vec![1.0; 5]);
+        let noise = machine_noise_pct(&[a, b, c.clone()]).unwrap();
+        assert!((noise - 6.0).abs() < 1e-9, "the median of 10 % and 2 %: {noise}");
+        assert_eq!(machine_noise_pct(&[c]), None);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::table::{Align, Table};
 
 const EXAMPLES: &str = "\
 Examples:
-  # the whole suite with the built-in configuration (about 9 minutes on 2 CPUs)
+  # the whole suite with the built-in configuration (about 9½ minutes on 2 CPUs)
   sudo schedlab bench suite
 
   # a first look in under 2 minutes, with a chart

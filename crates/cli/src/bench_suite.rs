@@ -46,8 +46,10 @@ Examples:
 /// Per workload and metric the table gives both sides' medians, the median of the
 /// per-round ratios schedlab/bare (lower is better), its 95 % bootstrap interval and
 /// the verdict: loss when the ratio is above 1.03 or the interval reaches above 1.05,
-/// win when the whole interval is below 1, neutral otherwise. Then what the daemon cost:
-/// its CPU time while it ran, its peak resident memory, its share of one CPU on the
+/// win when the whole interval is below 1, neutral otherwise. Then the machine's own
+/// noise (how far a timed workload's bare runs stray from their median between rounds:
+/// where it passes a few percent, an interval within ±5 % takes more rounds or a
+/// quieter hour), and what the daemon cost: its CPU time while it ran, its peak resident memory, its share of one CPU on the
 /// idle machine (--idle), its boost reaction times and lost events.
 ///
 /// Needs root (the daemon), rt-tests, xz, make and cc. Every child runs in its own

@@ -419,7 +419,8 @@ pub fn run_suite(
         at.round = round;
         let order = block_order(&runs, round);
         let (first, second) = order.split_at(order.len() / 2);
-        let mut sides = [RoundRuns::new(cfg.workloads.len()), RoundRuns::new(cfg.workloads.len())];
+        let [mut bare, mut schedlab] =
+            [RoundRuns::new(cfg.workloads.len()), RoundRuns::new(cfg.workloads.len())];
 
         // The same pause before the bare side's workloads as the daemon's start gives
         // the schedlab side: a machine's first seconds of load after a rest are not
@@ -429,7 +430,7 @@ pub fn run_suite(
         progress(&at);
         runner.sleep(pause)?;
         at.done += 1;
-        runner.run_all(first, &mut sides[0], &mut at, progress)?;
+        runner.run_all(first, &mut bare, &mut at, progress)?;
 
         at.side = Side::Schedlab;
         at.what = "starting schedlab run".into();
@@ -438,15 +439,15 @@ pub fn run_suite(
         let daemon = DaemonRun::start(&runner)?;
         pause = t.elapsed();
         at.done += 1;
-        runner.run_all(first, &mut sides[1], &mut at, progress)?;
-        runner.run_all(second, &mut sides[1], &mut at, progress)?;
+        runner.run_all(first, &mut schedlab, &mut at, progress)?;
+        runner.run_all(second, &mut schedlab, &mut at, progress)?;
         at.what = "stopping schedlab run".into();
         progress(&at);
         daemon.finish(&runner, &mut cost, &mut notes)?;
         at.done += 1;
 
         at.side = Side::Bare;
-        runner.run_all(second, &mut sides[0], &mut at, progress)?;
+        runner.run_all(second, &mut bare, &mut at, progress)?;
         for (i, &kind) in deps_kinds.iter().enumerate() {
             runner.check()?;
             at.what = format!("deps-{kind} unloaded");
@@ -454,8 +455,8 @@ pub fn run_suite(
             unloaded[i].push(runner.deps(kind, Scenario::Unloaded)?);
             at.done += 1;
         }
-        for (side, runs) in sides.into_iter().enumerate() {
-            runs.fold_into(&mut values[side], &mut latencies[side]);
+        for (side, runs) in [(Side::Bare, bare), (Side::Schedlab, schedlab)] {
+            runs.fold_into(&mut values[side as usize], &mut latencies[side as usize]);
         }
     }
     if !cfg.idle.is_zero() {

@@ -71,12 +71,16 @@ pub struct Actuator<'s> {
     /// This run's pending entries of each (process, setting), oldest first, with the
     /// old value each would write back: what [`Actuator::revert`] undoes.
     stacks: HashMap<(ProcessKey, Setting), Vec<(JournalId, Value)>>,
+    /// Entries applied but not yet marked so: marked by [`Actuator::settle`], after the
+    /// caller's urgent work (a boost is in force once its system call returns; a journal
+    /// commit more before the reaction is over would only delay it).
+    unmarked: Vec<JournalId>,
 }
 
 impl<'s> Actuator<'s> {
     /// An actuator journaling in `store`.
     pub fn new(store: &'s Store) -> Actuator<'s> {
-        Actuator { store, last_set: HashMap::new(), stacks: HashMap::new() }
+        Actuator { store, last_set: HashMap::new(), stacks: HashMap::new(), unmarked: Vec::new() }
     }
 
     /// The store the journal is kept in.
@@ -121,6 +125,14 @@ impl<'s> Actuator<'s> {
         let value = PolicyValue::new(policy, rt_priority, sched_runtime_ns)
             .map_err(|e| kernel_err("set policy", process.pid(), e))?;
         self.change(process, Value::Policy(value))
+    }
+
+    /// Marks the changes made since the last call applied in the journal. Until then
+    /// they are pending as changes maybe not applied, which `restore` undoes the same.
+    pub fn settle(&mut self) -> Result<()> {
+        self.store.journal_mark_applied_all(&self.unmarked)?;
+        self.unmarked.clear();
+        Ok(())
     }
 
     /// Undoes this run's latest change of `what` on the process (a boost ending): the
@@ -177,7 +189,7 @@ impl<'s> Actuator<'s> {
                 old_value: original.to_string(),
                 new_value: now.to_string(),
             })?;
-            self.store.journal_mark_applied(id)?;
+            self.unmarked.push(id);
             self.stacks.entry((child.key(), what)).or_default().push((id, original));
             self.last_set.insert((child.key(), what), now);
             n += 1;
@@ -281,7 +293,7 @@ impl<'s> Actuator<'s> {
             let _ = apply_to_threads(process, &old);
             return Err(kernel_err(&verb, pid, e));
         }
-        self.store.journal_mark_applied(id)?;
+        self.unmarked.push(id);
         self.stacks.entry((process.key(), what)).or_default().push((id, old));
         let now =
             Value::read(what, pid).map_err(|e| kernel_err(&format!("read {}", what.as_str()), pid, e))?;

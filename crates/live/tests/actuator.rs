@@ -154,6 +154,11 @@ fn journal_entry_is_written_before_apply_then_applied_then_undone() {
     let nice = &pending[0];
     assert_eq!(nice.change.what, Setting::Nice);
     assert_eq!((nice.change.old_value.as_str(), nice.change.new_value.as_str()), ("0", "7"));
+    // Made, but marked applied only when the actuator settles (off the reaction path).
+    assert!(!nice.applied && !nice.undone);
+    assert_eq!(proc_nice(pid), 7);
+    act.settle().unwrap();
+    let nice = &store.journal_pending().unwrap()[0];
     assert!(nice.applied && !nice.undone);
 
     let report = act.restore_all().unwrap();

@@ -107,6 +107,20 @@ impl Store {
         self.journal_set(id, "UPDATE journal SET applied = 1 WHERE id = ?1")
     }
 
+    /// Records that the changes of entries `ids` were applied, in one transaction (the
+    /// daemon marks its changes after its turn, off the reaction path: until then an
+    /// entry is pending as one not applied, which a restore treats the same).
+    pub fn journal_mark_applied_all(&self, ids: &[JournalId]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        for &id in ids {
+            self.journal_mark_applied(id)?;
+        }
+        tx.commit().map_err(|e| self.err(e))
+    }
+
     /// Records that the old value of entry `id` was put back.
     pub fn journal_mark_undone(&self, id: JournalId) -> Result<()> {
         self.journal_set(id, "UPDATE journal SET undone = 1 WHERE id = ?1")

@@ -289,6 +289,9 @@ impl<'s> Daemon<'s> {
                 last_plan = Instant::now();
                 self.core.replan(&mut self.live);
             }
+            if let Err(e) = self.live.actuator.settle() {
+                break Err(e.into());
+            }
             socket.serve(|r| self.answer(r));
             if last_tick.elapsed() >= Duration::from_secs(1) {
                 last_tick = Instant::now();

@@ -188,6 +188,7 @@ impl Core {
     /// process is forgotten.
     pub(super) fn exited(&mut self, tid: Pid, m: &mut dyn Machine) {
         self.blocked.remove(&tid);
+        self.lingering.remove(&tid);
         self.end_boost(tid, Ended::Wakeup, m);
         if self.urgent.remove(&tid.0) {
             m.enforce(&Decision::Watch { tid: tid.0, on: false });

@@ -7,6 +7,19 @@ use super::{Applied, Change, Core, Decision, Machine, Outcome, Proc, State};
 use crate::daemon::boost::{Action, Ended, Rank};
 use crate::daemon::classes::ClassReason;
 
+/// How long a boost outlives its requester's wake-up. A requester often blocks again at
+/// once: a UNIX socket's reader is woken when its peer reads what it sent (the freed
+/// space wakes the socket's one wait queue), finds nothing and blocks; a client gets its
+/// answer and sends the next request. Ending the boost at each wake-up and raising it
+/// at the next block costs two journaled changes and a reaction time each, with the
+/// provider back at its own rank in between, where SWAP in the kernel pays nothing (its
+/// requester is a virtual runnable process, paper 004 §3.2). So a boost ends only once
+/// its requester has stayed awake this long (or exited); a block again before keeps it,
+/// with the bound `boost_max_ms` counted from the new block. A provider keeps its
+/// requester's rank at most this long after it is needed. The loop turns every 1 ms
+/// while a boost lingers, so it ends 1–2 ms after the wake-up.
+pub const BOOST_LINGER_NS: Ns = 1_000_000;
+
 impl Core {
     /// Decides the boosts in force again: confidences change, boosts expire, providers
     /// block. Only requesters with a boost in force are decided again (a machine has hundreds
@@ -46,6 +59,33 @@ impl Core {
             }
         }
         self.boost_actions(actions, since, m);
+    }
+
+    /// `requester` woke up at `at` (the kernel's clock): a boost in force lingers
+    /// ([`BOOST_LINGER_NS`]); otherwise what the booster keeps of it ends now.
+    pub(super) fn requester_woke(&mut self, requester: Pid, at: Ns, m: &mut dyn Machine) {
+        let boosted = self.booster.as_ref().is_some_and(|b| b.active().any(|b| b.requester == requester));
+        if boosted {
+            self.lingering.insert(requester, at);
+        } else {
+            self.end_boost(requester, Ended::Wakeup, m);
+        }
+    }
+
+    /// Ends the boosts whose requesters have been awake for [`BOOST_LINGER_NS`].
+    pub(super) fn end_lingering(&mut self, m: &mut dyn Machine) {
+        let now = m.monotonic_ns();
+        let mut over: Vec<Pid> = self
+            .lingering
+            .iter()
+            .filter(|&(_, &woke)| now.saturating_sub(woke) >= BOOST_LINGER_NS)
+            .map(|(&p, _)| p)
+            .collect();
+        over.sort();
+        for requester in over {
+            self.lingering.remove(&requester);
+            self.end_boost(requester, Ended::Wakeup, m);
+        }
     }
 
     /// `requester` woke up (or exited): its boost ends.
@@ -181,9 +221,42 @@ mod tests {
         assert_eq!(row.boost.map(|b| (b.requester, b.inherited)), Some((10, "nice -20".into())));
         let wakeup = m.event(EventKind::Wakeup { waker: Pid(20), wakee: Pid(10), cpu: 0 });
         core.events(&[wakeup], &mut m);
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![], "the boost lingers after the wake-up");
+        m.advance(Duration::from_micros(999));
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![]);
+        assert_eq!(core.next_wait(&m), Duration::from_millis(1), "the loop turns in time to end it");
+        m.advance(Duration::from_micros(1));
+        core.tick(&mut m);
         assert_eq!(m.take(), vec![Decision::EndBoost { process: m.key(20), setting: Setting::Nice }]);
         let stats = core.stats(&m);
         assert_eq!((stats.boosts_total, stats.boosts_ended_by_wakeup, stats.boosts_active), (1, 1, 0));
+    }
+
+    #[test]
+    fn a_requester_blocking_again_at_once_keeps_its_providers_boost() {
+        let (mut m, mut core) = client_blocked_on_its_server();
+        assert_eq!(m.take(), vec![m.set(20, Change::Nice(-20))]);
+        let read = Resource::Pipe { inode: 5, write: false };
+        for _ in 0..3 {
+            // Woken (a spurious wake-up, or the answer), blocked again 200 µs later.
+            let wakeup = m.event(EventKind::Wakeup { waker: Pid(20), wakee: Pid(10), cpu: 0 });
+            core.events(&[wakeup], &mut m);
+            m.advance(Duration::from_micros(200));
+            core.tick(&mut m);
+            let block = m.event(EventKind::Block { pid: Pid(10), resource: Some(read) });
+            core.events(&[block], &mut m);
+            m.advance(Duration::from_millis(2));
+            core.tick(&mut m);
+            assert_eq!(m.take(), vec![], "no change: the provider keeps the rank");
+        }
+        assert_eq!(core.stats(&m).boosts_active, 1);
+        // Exits while its boost lingers: the boost ends at once.
+        let wakeup = m.event(EventKind::Wakeup { waker: Pid(20), wakee: Pid(10), cpu: 0 });
+        let exit = m.event(EventKind::Exit { pid: Pid(10), code: 0 });
+        core.events(&[wakeup, exit], &mut m);
+        assert!(m.take().contains(&Decision::EndBoost { process: m.key(20), setting: Setting::Nice }));
     }
 
     #[test]

@@ -175,6 +175,8 @@ pub struct Core {
     /// Requester threads blocked now with a boost decision pending or in force, and
     /// when they blocked.
     blocked: HashMap<Pid, Ns>,
+    /// Requesters awake whose boost lingers ([`BOOST_LINGER_NS`]), and when they woke.
+    lingering: HashMap<Pid, Ns>,
     /// Threads watched ([`Decision::Watch`]).
     urgent: HashSet<u32>,
     /// What each boosted provider process had changed for its boost.
@@ -218,6 +220,7 @@ impl Core {
             tgids: HashMap::new(),
             arrivals: Arrivals::default(),
             blocked: HashMap::new(),
+            lingering: HashMap::new(),
             urgent: HashSet::new(),
             raised: HashMap::new(),
             boosted_pairs: HashSet::new(),
@@ -288,6 +291,7 @@ impl Core {
                 EventKind::Block { pid, .. }
                     if self.booster.is_some() && last_wakeup.get(pid).is_none_or(|&w| w < i) =>
                 {
+                    self.lingering.remove(pid);
                     self.blocked.insert(*pid, e.time);
                     self.decide_boost(*pid, e.time, m);
                 }
@@ -295,7 +299,7 @@ impl Core {
                     self.slice_after_block(*prev, m);
                 }
                 EventKind::Wakeup { wakee, .. } if self.blocked.remove(wakee).is_some() => {
-                    self.end_boost(*wakee, Ended::Wakeup, m);
+                    self.requester_woke(*wakee, e.time, m);
                 }
                 _ => {}
             }
@@ -305,17 +309,19 @@ impl Core {
     /// A turn of the loop: takes in the new processes old enough, decides the boosts in
     /// force again, and opens or closes a profiling window.
     pub fn tick(&mut self, m: &mut dyn Machine) {
+        self.end_lingering(m);
         self.admit(m);
         self.decide_boosts(m);
         self.profile(m);
     }
 
     /// How long the loop may wait for events before its next turn: at once (1 ms) while
-    /// new processes old enough wait to be taken in (admission has a time budget per turn), 50 ms
-    /// while something else waits on the clock (a new process, a boost in force, which
-    /// must end on time), else 200 ms.
+    /// new processes old enough wait to be taken in (admission has a time budget per
+    /// turn) or a boost lingers (it ends [`BOOST_LINGER_NS`] after its requester woke),
+    /// 50 ms while something else waits on the clock (a new process, a boost in force,
+    /// which must end on time), else 200 ms.
     pub fn next_wait(&self, k: &dyn Kernel) -> Duration {
-        if self.admission_due(k.now()) {
+        if self.admission_due(k.now()) || !self.lingering.is_empty() {
             Duration::from_millis(1)
         } else if self.arrivals.any_waiting()
             || self.booster.as_ref().is_some_and(|b| b.active().next().is_some())

@@ -38,7 +38,7 @@ use schedlab_store::Setting;
 use self::arrivals::{Arrival, Arrivals};
 pub use self::classification::Predictor;
 pub use self::decision::{cpu_set, Change, Decision, Enforcer, Kept, Outcome};
-use super::boost::{Booster, Ended};
+use super::boost::Booster;
 use super::classes::ClassReason;
 use super::kernel::Kernel;
 use super::slices::{self, Slices};

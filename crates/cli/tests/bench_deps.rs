@@ -8,11 +8,12 @@ use std::sync::Mutex;
 /// One benchmark at a time: each checks that it left no worker behind.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn bench_deps(args: &[&str]) -> serde_json::Value {
+/// `bench deps` over a pipe with `sort_len` integers sorted per request.
+fn bench_deps(sort_len: &str, args: &[&str]) -> serde_json::Value {
     // SAFETY: no arguments.
     assert_eq!(unsafe { libc::geteuid() }, 0, "bench deps needs root: its client runs at nice -20");
     let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(["bench", "deps", "--ipc", "pipe", "--sort-len", "400", "--time-limit", "60s", "--json"])
+        .args(["bench", "deps", "--ipc", "pipe", "--sort-len", sort_len, "--time-limit", "60s", "--json"])
         .args(args)
         .output()
         .expect("schedlab runs");
@@ -41,12 +42,14 @@ fn no_worker_left() {
 #[test]
 fn with_the_daemon_the_server_is_boosted() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let report = bench_deps(&["--load", "2", "--iterations", "5", "--with-daemon", "--no-reference"]);
+    // Sorts long enough (about 4 ms in a release build, 40 in a debug one) that the
+    // client stays blocked past the daemon's reaction, whichever build runs the test.
+    let report = bench_deps("1600", &["--load", "2", "--iterations", "5", "--with-daemon", "--no-reference"]);
     let cells = report["kinds"][0]["cells"].as_array().unwrap();
     let daemon = cells.iter().find(|c| c["scenario"] == "daemon").expect("a daemon cell");
     let reaction = &daemon["daemon"]["boost_reaction_us"];
-    // With tiny sorts (debug build) some replies come before the daemon has read the
-    // block; it does not boost a requester already woken. Some boosts must happen.
+    // Some replies may still come before the daemon has read the block; it does not
+    // boost a requester already woken. Some boosts must happen.
     assert!(reaction["count"].as_u64().unwrap() >= 1, "the server was boosted: {daemon}");
     assert!(reaction["p50"].as_f64().unwrap() > 0.0, "{daemon}");
     no_worker_left();
@@ -55,7 +58,7 @@ fn with_the_daemon_the_server_is_boosted() {
 #[test]
 fn bench_deps_over_a_pipe_completes_with_sane_numbers() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let report = bench_deps(&["--load", "1", "--iterations", "3"]);
+    let report = bench_deps("400", &["--load", "1", "--iterations", "3"]);
     let kinds = report["kinds"].as_array().unwrap();
     assert_eq!(kinds.len(), 1);
     assert_eq!(kinds[0]["kind"], "pipe");
@@ -78,7 +81,7 @@ fn bench_deps_over_a_pipe_completes_with_sane_numbers() {
 #[test]
 fn the_multi_server_variant_gives_per_iteration_times() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let report = bench_deps(&["--multi-server", "--load", "1", "--iterations", "4", "--warmup", "0"]);
+    let report = bench_deps("400", &["--multi-server", "--load", "1", "--iterations", "4", "--warmup", "0"]);
     let kinds = report["kinds"].as_array().unwrap();
     assert_eq!((kinds.len(), &kinds[0]["kind"]), (1, &serde_json::json!("sem")), "{report}");
     for c in kinds[0]["cells"].as_array().unwrap() {

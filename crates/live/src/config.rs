@@ -58,19 +58,25 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #                         predictions on programs it never saw were right 95 % of the
 #                         time (0.85 for the shipped model)
 #   model_after_ms = 2000 how long a process is profiled before the model decides
+#                         (1..3600000)
 #   profile_duty_pct = 5  the system-call hook (which slows every system call of the
-#                         machine) is attached at most this share of the time
+#                         machine) is attached at most this share of the time (0..100)
 #   min_age_ms = 1000     a process is changed only once it has lived this long
-#                         (short-lived ones would not repay the change)
+#                         (short-lived ones would not repay the change; 0..86400000)
 #   replan_ms = 1000      how often classes are applied and CPU plans recomputed
+#                         (1..3600000)
 #   colocate = false      keep processes joined by strong dependencies on one CPU
 #   boost = true          provider boosting (SWAP): a blocked process's most confident
 #                         runnable provider inherits its priority
-#   boost_max_ms = 100    a boost never lasts longer than this
+#   boost_max_ms = 100    a boost never lasts longer than this (1..10000)
+#   boost_realtime = false  a provider inherits a real-time requester's policy only
+#                         if its own RLIMIT_RTPRIO allows that priority (else nice
+#                         -20, the strongest fair rank); true: whatever its limit.
+#                         Never above priority 49, below threaded interrupts (50)
 #   slices = false        burst-aware slices (PFS): a predicted burst that ends
 #                         within the default slice + slice_tm_ms gets that slice
-#   slice_tm_ms = 20      T_m; slice_x and slice_y (percent, default 10) adapt
-#                         predictions as the paper's rules 3-5
+#   slice_tm_ms = 20      T_m (1..100); slice_x and slice_y (percent, 0..100, default
+#                         10) adapt predictions as the paper's rules 3-5
 
 # Programs a person looks at: terminals, multiplexers, shells, editors, display and
 # audio servers. They are interactive by rule, never by the model's guess, and the
@@ -159,6 +165,8 @@ pub struct Daemon {
     pub boost: bool,
     /// The longest a boost lasts, in ms.
     pub boost_max_ms: u64,
+    /// A provider may inherit a real-time policy its own `RLIMIT_RTPRIO` forbids.
+    pub boost_realtime: bool,
     /// Burst-aware slices (paper 001).
     pub slices: bool,
     /// PFS's T_m, in ms.
@@ -167,6 +175,26 @@ pub struct Daemon {
     pub slice_x: u32,
     /// PFS's y, in percent.
     pub slice_y: u32,
+}
+
+impl Daemon {
+    /// Each number of the section with the range it must be in: a duration past its
+    /// bound is a mistake (a boost of an hour), and the daemon's arithmetic in ns stays
+    /// far from overflow. A T_m past the kernel's longest slice (100 ms) would change
+    /// nothing more.
+    fn bounded(&self) -> [(&'static str, u64, (u64, u64)); 8] {
+        const HOUR_MS: u64 = 3_600_000;
+        [
+            ("model_after_ms", self.model_after_ms, (1, HOUR_MS)),
+            ("profile_duty_pct", u64::from(self.profile_duty_pct), (0, 100)),
+            ("min_age_ms", self.min_age_ms, (0, 24 * HOUR_MS)),
+            ("replan_ms", self.replan_ms, (1, HOUR_MS)),
+            ("boost_max_ms", self.boost_max_ms, (1, 10_000)),
+            ("slice_tm_ms", self.slice_tm_ms, (1, 100)),
+            ("slice_x", u64::from(self.slice_x), (0, 100)),
+            ("slice_y", u64::from(self.slice_y), (0, 100)),
+        ]
+    }
 }
 
 impl Default for Daemon {
@@ -182,6 +210,7 @@ impl Default for Daemon {
             colocate: false,
             boost: true,
             boost_max_ms: 100,
+            boost_realtime: false,
             slices: false,
             slice_tm_ms: 20,
             slice_x: 10,
@@ -253,26 +282,11 @@ impl fmt::Display for ConfigError {
 
 /// Parses a CPU list as `taskset -c` takes it: `0-3,5,7-8`.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
-    let mut cpus = Vec::new();
-    for part in s.split(',').map(str::trim) {
-        let bad = || format!("'{part}' in CPU list '{s}' is not a CPU number or range like 0-3");
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => {
-                (a.trim().parse::<u32>().map_err(|_| bad())?, b.trim().parse::<u32>().map_err(|_| bad())?)
-            }
-            None => {
-                let n = part.parse::<u32>().map_err(|_| bad())?;
-                (n, n)
-            }
-        };
-        if lo > hi {
-            return Err(format!("range '{part}' in CPU list '{s}' runs backwards"));
-        }
-        cpus.extend(lo..=hi);
+    if s.trim().is_empty() {
+        return Err("an empty CPU list names no CPU".into());
     }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
+    let set = crate::settings::CpuSet::parse_list(s)?;
+    Ok(set.cpus().iter().map(|&c| c as u32).collect())
 }
 
 /// Line and column (1-based) of a byte offset.
@@ -425,22 +439,13 @@ impl Config {
             rules.push(Rule { matches: r.matches.clone(), class: class.clone() });
         }
         let d = &raw.daemon;
-        if d.slice_tm_ms == 0 || d.boost_max_ms == 0 || d.replan_ms == 0 || d.slice_x > 100 || d.slice_y > 100
-        {
-            return Err(err(
-                None,
-                "[daemon]: slice_tm_ms, boost_max_ms and replan_ms must be positive; slice_x and slice_y at most 100".into(),
-            ));
+        for (key, value, (lo, hi)) in d.bounded() {
+            if !(lo..=hi).contains(&value) {
+                return Err(err(None, format!("[daemon] {key} = {value} is outside {lo}..{hi}")));
+            }
         }
-        if d.model_confidence.is_some_and(|c| !(0.0..=1.0).contains(&c)) || d.profile_duty_pct > 100 {
-            return Err(err(
-                None,
-                format!(
-                    "[daemon]: model_confidence must be within 0..1 (got {}) and profile_duty_pct at most 100 (got {})",
-                    d.model_confidence.unwrap_or_default(),
-                    d.profile_duty_pct
-                ),
-            ));
+        if let Some(c) = d.model_confidence.filter(|c| !(0.0..=1.0).contains(c)) {
+            return Err(err(None, format!("[daemon] model_confidence = {c} is outside 0..1")));
         }
         Ok(Config { rules, classes, daemon: raw.daemon })
     }
@@ -527,6 +532,23 @@ mod tests {
     }
 
     #[test]
+    fn daemon_numbers_past_their_bounds_are_refused_with_the_key_and_the_bound() {
+        for (text, message) in [
+            ("boost_max_ms = 9223372036854775807", "boost_max_ms = 9223372036854775807 is outside 1..10000"),
+            ("boost_max_ms = 0", "boost_max_ms = 0 is outside 1..10000"),
+            ("slice_tm_ms = 100000000000", "slice_tm_ms = 100000000000 is outside 1..100"),
+            ("replan_ms = 0", "replan_ms = 0 is outside 1..3600000"),
+            ("slice_x = 101", "slice_x = 101 is outside 0..100"),
+            ("profile_duty_pct = 500", "profile_duty_pct = 500 is outside 0..100"),
+        ] {
+            let e = Config::parse(&format!("[daemon]\n{text}\n"), "f").unwrap_err();
+            assert!(e.to_string().contains(message), "{text}: {e}");
+        }
+        let bounds_hold = "[daemon]\nboost_max_ms = 10000\nslice_tm_ms = 100\nmin_age_ms = 0\n";
+        assert!(Config::parse(bounds_hold, "f").is_ok());
+    }
+
+    #[test]
     fn errors_name_the_line_and_what_is_wrong() {
         let cases = [
             ("[class.a]\nnice = 30\n", (2, 8), "outside -20..19"),
@@ -552,5 +574,8 @@ mod tests {
         assert_eq!(parse_cpu_list("0-2,5, 7").unwrap(), vec![0, 1, 2, 5, 7]);
         assert!(parse_cpu_list("3-1").is_err());
         assert!(parse_cpu_list("").is_err());
+        // Refused with the limit named, before anything is allocated.
+        let err = parse_cpu_list("0-4294967295").unwrap_err();
+        assert!(err.contains("1024"), "{err}");
     }
 }

@@ -28,7 +28,10 @@ pub const MIN_SLICE_NS: u64 = 100_000;
 /// The largest per-task slice the kernel accepts, in ns (it clamps above).
 pub const MAX_SLICE_NS: u64 = 100_000_000;
 
-/// A set of CPUs, as `sched_setaffinity` takes it (up to `CPU_SETSIZE`, 1024, CPUs).
+/// How many CPUs an affinity mask holds (`CPU_SETSIZE`): CPU numbers are below it.
+pub const CPU_LIMIT: usize = libc::CPU_SETSIZE as usize;
+
+/// A set of CPUs, as `sched_setaffinity` takes it (up to [`CPU_LIMIT`] CPUs).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct CpuSet(Vec<usize>);
 
@@ -47,22 +50,39 @@ impl CpuSet {
     }
 
     /// Parses a CPU list as `/proc/PID/status` (`Cpus_allowed_list`) and this type's
-    /// `Display` write it: `"0-3,6,8-9"`. The empty string is the empty set.
+    /// `Display` write it: `"0-3,6,8-9"`. The empty string is the empty set. `None`
+    /// for anything [`CpuSet::parse_list`] refuses.
     pub fn parse(list: &str) -> Option<CpuSet> {
+        CpuSet::parse_list(list).ok()
+    }
+
+    /// [`CpuSet::parse`], saying what is wrong: a part that is neither a CPU number nor
+    /// a range, a range that runs backwards, or a CPU at or beyond [`CPU_LIMIT`] (so that
+    /// `0-18446744073709551615`, from a configuration or a tampered journal, is an error
+    /// and not an allocation of the whole range).
+    pub fn parse_list(list: &str) -> Result<CpuSet, String> {
         let mut cpus = Vec::new();
-        for part in list.trim().split(',').filter(|p| !p.is_empty()) {
-            match part.split_once('-') {
-                Some((a, b)) => {
-                    let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-                    if a > b {
-                        return None;
-                    }
-                    cpus.extend(a..=b);
-                }
-                None => cpus.push(part.trim().parse().ok()?),
+        for part in list.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let number = |n: &str| {
+                n.trim().parse::<usize>().map_err(|_| {
+                    format!("'{part}' in CPU list '{list}' is not a CPU number or range like 0-3")
+                })
+            };
+            let (lo, hi) = match part.split_once('-') {
+                Some((a, b)) => (number(a)?, number(b)?),
+                None => (number(part)?, number(part)?),
+            };
+            if lo > hi {
+                return Err(format!("range '{part}' in CPU list '{list}' runs backwards"));
             }
+            if hi >= CPU_LIMIT {
+                return Err(format!(
+                    "CPU {hi} in CPU list '{list}' is beyond the {CPU_LIMIT} CPUs an affinity mask holds"
+                ));
+            }
+            cpus.extend(lo..=hi);
         }
-        Some(CpuSet::new(cpus))
+        Ok(CpuSet::new(cpus))
     }
 
     fn to_raw(&self) -> io::Result<libc::cpu_set_t> {
@@ -306,6 +326,17 @@ pub fn set_nice(tid: Pid, nice: i32) -> io::Result<()> {
     check(rc as libc::c_long)
 }
 
+/// The `RLIMIT_RTPRIO` soft limit of process `pid`: the highest real-time priority it
+/// may give itself without `CAP_SYS_NICE`.
+pub fn rt_priority_limit(pid: Pid) -> io::Result<u32> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: no new limit is given (null); `limit` is valid to write.
+    let rc =
+        unsafe { libc::prlimit(pid.0 as libc::pid_t, libc::RLIMIT_RTPRIO, std::ptr::null(), &mut limit) };
+    check(rc as libc::c_long)?;
+    Ok(limit.rlim_cur.min(99) as u32)
+}
+
 /// `struct sched_attr` as of `SCHED_ATTR_SIZE_VER1` (56 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -443,6 +474,12 @@ mod tests {
         assert_eq!(CpuSet::parse("3,1,2").unwrap().to_string(), "1-3");
         assert_eq!(CpuSet::parse("2-1"), None);
         assert_eq!(CpuSet::parse("x"), None);
+        // A range to the end of usize (a tampered journal row) is refused, not allocated.
+        let err = CpuSet::parse_list("0-18446744073709551615").unwrap_err();
+        assert!(err.contains("1024"), "{err}");
+        assert!(Value::parse(Setting::Affinity, "0-18446744073709551615").is_err());
+        assert_eq!(CpuSet::parse("1023").map(|c| c.to_string()).as_deref(), Some("1023"));
+        assert_eq!(CpuSet::parse("1024"), None);
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub trait Kernel {
     fn threads(&self, pid: u32) -> Option<u32>;
     /// How thread `tid` ranks for boosting: its policy and nice value.
     fn rank(&self, tid: Pid) -> Option<Rank>;
+    /// The highest real-time priority process `pid` may give itself (its
+    /// `RLIMIT_RTPRIO` soft limit; 0: none); `None` if it is gone.
+    fn rt_priority_limit(&self, pid: u32) -> Option<u32>;
     /// Whether process `pid` (its main thread) has the setting `change` gives already.
     fn holds(&self, pid: u32, change: &Change) -> bool;
     /// The nice value of process `pid` (its main thread).

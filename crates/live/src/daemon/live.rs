@@ -94,6 +94,10 @@ impl Kernel for Live<'_> {
         })
     }
 
+    fn rt_priority_limit(&self, pid: u32) -> Option<u32> {
+        settings::rt_priority_limit(Pid(pid)).ok()
+    }
+
     fn holds(&self, pid: u32, change: &Change) -> bool {
         let tid = Pid(pid);
         match change {

@@ -20,6 +20,10 @@ use crate::daemon::classes::ClassReason;
 /// while a boost lingers, so it ends 1–2 ms after the wake-up.
 pub const BOOST_LINGER_NS: Ns = 1_000_000;
 
+/// The highest real-time priority a provider inherits: below the kernel's threaded
+/// interrupt handlers (50), which a boosted provider must never hold off.
+pub const MAX_INHERITED_RT_PRIORITY: u32 = 49;
+
 impl Core {
     /// Decides the boosts in force again: confidences change, boosts expire, providers
     /// block. Only requesters with a boost in force are decided again (a machine has hundreds
@@ -104,6 +108,7 @@ impl Core {
         for a in actions {
             match a {
                 Action::Raise { tgid, rank } => {
+                    let inherited = self.inheritable(rank, tgid, m);
                     let b = self.booster.as_ref().and_then(|b| b.on_provider(tgid)).cloned();
                     let why = b.as_ref().map_or_else(String::new, |b| {
                         format!(
@@ -111,11 +116,11 @@ impl Core {
                             self.name(b.requester.0, m),
                             b.resource,
                             b.confidence,
-                            rank.describe()
+                            inherited.describe()
                         )
                     });
                     self.ensure_known(tgid, m);
-                    let change = match rank {
+                    let change = match inherited {
                         Rank::Rt { policy, priority } => self.policy_change(tgid, policy, priority),
                         Rank::Fair { nice } => Change::Nice(nice),
                         Rank::Idle => continue,
@@ -158,6 +163,28 @@ impl Core {
         }
     }
 
+    /// What provider process `tgid` may inherit of a requester's `rank`, as the kernel's
+    /// own priority inheritance would give it and no more: a real-time policy only up
+    /// to [`MAX_INHERITED_RT_PRIORITY`], and only if the provider's `RLIMIT_RTPRIO`
+    /// would let it take that priority itself (or `boost_realtime` allows any); else
+    /// nice −20, the strongest fair rank. An unprivileged process that happens to
+    /// provide for a real-time waiter is not made real time by the daemon.
+    fn inheritable(&self, rank: Rank, tgid: u32, m: &dyn Machine) -> Rank {
+        match rank {
+            Rank::Rt { policy, priority } => {
+                let priority = priority.min(MAX_INHERITED_RT_PRIORITY);
+                let allowed = self.config.daemon.boost_realtime
+                    || m.rt_priority_limit(tgid).is_some_and(|limit| limit >= priority);
+                if allowed {
+                    Rank::Rt { policy, priority }
+                } else {
+                    Rank::Fair { nice: -20 }
+                }
+            }
+            other => other,
+        }
+    }
+
     /// Makes sure a process (a provider no class covers) is known.
     pub(super) fn ensure_known(&mut self, tgid: u32, m: &mut dyn Machine) {
         if self.procs.contains_key(&tgid) {
@@ -176,10 +203,10 @@ impl Core {
 mod tests {
     use std::time::Duration;
 
-    use schedlab_model::{EventKind, Pid, PrevState, Resource, SyscallArgs};
+    use schedlab_model::{EventKind, Pid, Policy, PrevState, Resource, SyscallArgs};
     use schedlab_store::Setting;
 
-    use crate::daemon::core::fake::FakeMachine;
+    use crate::daemon::core::fake::{FakeMachine, Settings};
     use crate::daemon::core::{Change, Core, Decision};
 
     const BOOST: &str =
@@ -187,10 +214,20 @@ mod tests {
 
     /// Client 10 (nice −20) blocks reading pipe 5, which server 20 (nice 0) writes.
     fn client_blocked_on_its_server() -> (FakeMachine, Core) {
+        blocked_on_server(BOOST, |s| s.nice = -20, 0)
+    }
+
+    /// Client 10 (its rank set by `client`) blocks reading pipe 5, which server 20
+    /// (nice 0, `RLIMIT_RTPRIO` `server_rt_limit`) writes.
+    fn blocked_on_server(
+        config: &str,
+        client: impl FnOnce(&mut Settings),
+        server_rt_limit: u32,
+    ) -> (FakeMachine, Core) {
         let mut m = FakeMachine::new();
-        let mut core = m.core(BOOST, None);
-        m.spawn(10, "client", Duration::from_secs(10)).settings.nice = -20;
-        m.spawn(20, "server", Duration::from_secs(10));
+        let mut core = m.core(config, None);
+        client(&mut m.spawn(10, "client", Duration::from_secs(10)).settings);
+        m.spawn(20, "server", Duration::from_secs(10)).settings.rt_limit = server_rt_limit;
         core.running(&[10, 20], &mut m);
         assert_eq!(m.take(), vec![Decision::Watch { tid: 10, on: true }], "the client outranks nice 0");
         let switch = |prev, prev_state, next| EventKind::Switch { cpu: 0, prev, prev_state, next };
@@ -232,6 +269,28 @@ mod tests {
         assert_eq!(m.take(), vec![Decision::EndBoost { process: m.key(20), setting: Setting::Nice }]);
         let stats = core.stats(&m);
         assert_eq!((stats.boosts_total, stats.boosts_ended_by_wakeup, stats.boosts_active), (1, 1, 0));
+    }
+
+    #[test]
+    fn a_real_time_requester_lends_real_time_only_within_the_providers_own_limit() {
+        let fifo_80 = |s: &mut Settings| {
+            s.policy = Policy::Fifo;
+            s.priority = 80;
+        };
+        let fifo_49 = Change::Policy { policy: Policy::Fifo, priority: 49, slice_ns: 0 };
+        for (config, limit, inherited) in [
+            // No RLIMIT_RTPRIO of its own: the strongest fair rank instead.
+            (BOOST.to_string(), 0, Change::Nice(-20)),
+            // A limit below the priority: the same.
+            (BOOST.to_string(), 10, Change::Nice(-20)),
+            // Allowed to take 80 itself: real time, capped below threaded interrupts.
+            (BOOST.to_string(), 99, fifo_49.clone()),
+            // The configuration allows real time whatever the limit: capped all the same.
+            (format!("{BOOST}boost_realtime = true\n"), 0, fifo_49.clone()),
+        ] {
+            let (mut m, _core) = blocked_on_server(&config, fifo_80, limit);
+            assert_eq!(m.take(), vec![m.set(20, inherited)], "limit {limit}, {config}");
+        }
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct Settings {
     pub slice_ns: u64,
     pub cpus: Vec<u32>,
     pub cgroup: String,
+    /// `RLIMIT_RTPRIO`.
+    pub rt_limit: u32,
 }
 
 impl Default for Settings {
@@ -48,6 +50,7 @@ impl Default for Settings {
             slice_ns: 0,
             cpus: vec![0, 1],
             cgroup: "/".into(),
+            rt_limit: 0,
         }
     }
 }
@@ -221,6 +224,10 @@ impl Kernel for FakeMachine {
             Change::Cpus(cpus) => s.cpus == *cpus,
             Change::Cgroup(path) => s.cgroup == *path,
         }
+    }
+
+    fn rt_priority_limit(&self, pid: u32) -> Option<u32> {
+        self.settings(pid).map(|s| s.rt_limit)
     }
 
     fn nice(&self, pid: u32) -> Option<i32> {

@@ -70,7 +70,10 @@ impl CpuSet {
             };
             let (lo, hi) = match part.split_once('-') {
                 Some((a, b)) => (number(a)?, number(b)?),
-                None => (number(part)?, number(part)?),
+                None => {
+                    let n = number(part)?;
+                    (n, n)
+                }
             };
             if lo > hi {
                 return Err(format!("range '{part}' in CPU list '{list}' runs backwards"));

@@ -123,6 +123,11 @@ impl Booster {
         self.active.values().filter(|b| b.provider_tgid == tgid).max_by_key(|b| b.rank.level())
     }
 
+    /// Whether `requester` has a boost in force (a map lookup, not a scan of them all).
+    pub fn lends(&self, requester: Pid) -> bool {
+        self.active.contains_key(&requester)
+    }
+
     /// Whether provider process `tgid` is boosted now.
     pub fn is_boosted(&self, tgid: u32) -> bool {
         self.held.contains_key(&tgid)

@@ -52,7 +52,7 @@ impl Core {
         let rank_of = |p: Pid| m.rank(p);
         let (actions, ended) =
             booster.decide(self.deps.detector(), requester, since, m.monotonic_ns(), &rank_of, &tgid_of);
-        if booster.active().any(|b| b.requester == requester) {
+        if booster.lends(requester) {
             self.mark_urgent(requester.0, m);
         }
         for (b, why) in ended {
@@ -68,8 +68,7 @@ impl Core {
     /// `requester` woke up at `at` (the kernel's clock): a boost in force lingers
     /// ([`BOOST_LINGER_NS`]); otherwise what the booster keeps of it ends now.
     pub(super) fn requester_woke(&mut self, requester: Pid, at: Ns, m: &mut dyn Machine) {
-        let boosted = self.booster.as_ref().is_some_and(|b| b.active().any(|b| b.requester == requester));
-        if boosted {
+        if self.booster.as_ref().is_some_and(|b| b.lends(requester)) {
             self.lingering.insert(requester, at);
         } else {
             self.end_boost(requester, Ended::Wakeup, m);

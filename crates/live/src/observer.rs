@@ -31,8 +31,11 @@
 //!   while any program is attached to the system-call entry, every call on the machine
 //!   takes the kernel's slow path (`hackbench -g 10 -l 100 -p` on a 2-CPU VM: about
 //!   +50 % with the hook and every switch recorded, about +1 % in watched mode without
-//!   it, with nothing watched). While it is attached, its enter records name the
-//!   providers and the wakings carry no call. The enter of a call is sent once per
+//!   it, with nothing watched). While it is attached with
+//!   [`ObserverOptions::syscall_enters`], its enter records name the providers and the
+//!   wakings carry no call; without (the daemon), it only counts, and a provider is
+//!   only ever a thread whose call woke someone (a call that did what it asked, unlike an
+//!   enter, which a refused `kill()` has too). The enter of a call is sent once per
 //!   (thread, call, object) every 256 uses at most (`close`, `flock`, `kill` always; a
 //!   `close` makes the next use of its descriptor number be sent at once): provider
 //!   lists need to know who uses an object, not every use.
@@ -140,7 +143,11 @@ pub struct ObserverOptions {
     pub syscalls: bool,
     /// While the hook is attached, emit `SyscallEnter` events for the calls SWAP's
     /// resource model looks at (pipe, socket and file I/O, close, flock, SysV IPC,
-    /// signals, wait, clone); the hook counts all calls regardless.
+    /// signals, wait, clone); the hook counts all calls regardless. Off (the daemon),
+    /// the wakings carry their waker's call whether the hook is on or not, so that every
+    /// `SyscallEnter` given is of a call that woke someone: an enter is given before the
+    /// call's outcome is known, and a `kill()` refused with `EPERM` must not make its
+    /// caller a provider of the process it failed to signal.
     pub syscall_enters: bool,
     /// Which switches and wakings are recorded at start
     /// ([`Observer::set_sched_events`] switches later).
@@ -173,10 +180,12 @@ impl Default for ObserverOptions {
 
 impl ObserverOptions {
     /// The near-free view for a daemon: [`SchedEvents::Watched`], no system-call hook
-    /// (attach it with [`Observer::set_syscall_hook`] while counts are needed).
+    /// (attach it with [`Observer::set_syscall_hook`] while counts are needed), and
+    /// providers only from calls that woke someone (no enter records).
     pub fn watched() -> Self {
         ObserverOptions {
             syscalls: false,
+            syscall_enters: false,
             sched_events: SchedEvents::Watched,
             forget_exited: true,
             ..ObserverOptions::default()
@@ -325,6 +334,8 @@ pub struct Observer {
     records: Rc<RefCell<Vec<Rec>>>,
     tasks: HashMap<u32, TaskInfo>,
     forget_exited: bool,
+    /// The hook sends the enter of SWAP's calls ([`ObserverOptions::syscall_enters`]).
+    syscall_enters: bool,
     programs: ProgramPaths,
     sched_events: SchedEvents,
     /// The threads marked watched.
@@ -400,6 +411,7 @@ impl Observer {
             records,
             tasks: HashMap::new(),
             forget_exited: options.forget_exited,
+            syscall_enters: options.syscall_enters,
             programs: ProgramPaths::default(),
             sched_events: options.sched_events,
             marked: HashSet::new(),
@@ -488,8 +500,10 @@ impl Observer {
         Ok(())
     }
 
-    /// Tells the kernel side whether the hook's enter records name the providers.
+    /// Tells the kernel side whether the hook's enter records name the providers (the
+    /// hook is on and sends them); while they do not, the wakings carry their waker's call.
     fn set_hook_flag(&mut self, on: bool) {
+        let on = on && self.syscall_enters;
         let bss = self.skel.maps.bss_data.as_deref_mut().expect("the BPF object has .bss");
         // SAFETY: a byte of the map's memory, mapped for the skeleton's life; the BPF
         // side only reads it. Volatile: nothing in this process reads it back.

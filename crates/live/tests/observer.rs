@@ -195,6 +195,62 @@ fn a_process_waiting_for_a_signal_depends_on_its_sender_with(options: ObserverOp
     assert!(edge.wakeups >= 10, "{edge:?}");
 }
 
+/// With the daemon's options (the hook attached for counts, no enter records), a
+/// provider is only ever a thread whose call woke someone: 20 `kill()`s of user `nobody`
+/// refused with `EPERM` give no call of the caller, while the root sender that
+/// wakes the waiter is its provider.
+#[test]
+fn a_refused_kill_makes_no_provider() {
+    let mut obs =
+        start_with(ObserverOptions { syscalls: true, syscall_enters: false, ..ObserverOptions::default() });
+    let mut child = python(
+        "import os, signal, time\n\
+         signal.signal(signal.SIGUSR1, lambda *a: None)\n\
+         waiter = os.fork()\n\
+         if waiter == 0:\n\
+         \x20   signal.signal(signal.SIGALRM, lambda *a: os._exit(0))\n\
+         \x20   signal.alarm(3)\n\
+         \x20   for _ in range(10): signal.pause()\n\
+         \x20   os._exit(0)\n\
+         hostile = os.fork()\n\
+         if hostile == 0:\n\
+         \x20   os.setgid(65534); os.setuid(65534)\n\
+         \x20   time.sleep(0.05)\n\
+         \x20   refused = 0\n\
+         \x20   for _ in range(20):\n\
+         \x20       try: os.kill(waiter, signal.SIGUSR1)\n\
+         \x20       except PermissionError: refused += 1\n\
+         \x20       time.sleep(0.005)\n\
+         \x20   os._exit(0 if refused == 20 else 1)\n\
+         print(waiter, hostile, os.getpid(), flush=True)\n\
+         if os.waitpid(hostile, 0)[1] != 0: os._exit(1)\n\
+         for _ in range(10):\n\
+         \x20   os.kill(waiter, signal.SIGUSR1)\n\
+         \x20   time.sleep(0.01)\n\
+         os.waitpid(waiter, 0)\n",
+    );
+    let pids = numbers_after(&mut child, "");
+    let (waiter, hostile, sender) = (Pid(pids[0]), Pid(pids[1]), Pid(pids[2]));
+    let mut events = Collect::default();
+    let mut deps = DependencyRecorder::new();
+    assert!(
+        watch(&mut obs, &mut child, 5, &mut Both(&mut events, &mut deps)),
+        "every kill of nobody was refused, and the root sender's went through, in time"
+    );
+    let kills = |pid: Pid| {
+        events
+            .0
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::SyscallEnter { pid: p, nr: 62, .. } if p == pid))
+            .count()
+    };
+    assert_eq!(kills(hostile), 0, "a refused kill is given as a call");
+    assert!(kills(sender) >= 5, "the root sender's kills that woke the waiter: {}", kills(sender));
+    let found = deps.dependencies();
+    assert!(found.iter().all(|d| !(d.provider == hostile && d.requester == waiter)), "{found:?}");
+    assert!(found.iter().any(|d| d.requester == waiter && d.provider == sender), "{found:?}");
+}
+
 /// Polls `obs` into `sink` until `child` exits (then once more) or `secs` pass; whether
 /// it exited successfully in time.
 fn watch(obs: &mut Observer, child: &mut Reaped, secs: u64, sink: &mut dyn EventSink) -> bool {

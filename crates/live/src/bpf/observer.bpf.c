@@ -176,7 +176,7 @@ const volatile u64 wakeup_bytes = 256 * 1024;
 /* Record only the blocking switches and the wakings of watched threads. Set by user
  * space, at start and when it switches (a load per event; no reload needed). */
 volatile u8 watched_only = 0;
-/* Set by user space while the sys_enter hook is attached: its REC_ENTER records name the
+/* Set by user space while the sys_enter hook is attached and sends REC_ENTER: they name the
  * providers, so the waking records need not carry the waker's call. */
 volatile u8 hook_on = 0;
 /* Set by user space while any thread is marked watched: without marks, the watched test

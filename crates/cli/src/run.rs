@@ -155,14 +155,17 @@ pub fn run(opts: &RunOpts) -> Result<()> {
     drop(socket);
     eprintln!(
         "schedlab: stopped after {:.1} s: {} change(s), {} boost(s) (reaction p50 {:.0} µs, p99 {:.0} µs); \
-         restored {} change(s)",
+         {}",
         summary.uptime_s,
         summary.changes,
         summary.boosts_total,
         summary.boost_reaction_us.p50,
         summary.boost_reaction_us.p99,
-        restore.restored
+        restore.describe()
     );
+    for (id, e) in &restore.abandoned {
+        eprintln!("schedlab: journal entry {} could never be undone, closed: {e}", id.0);
+    }
     if !restore.failed.is_empty() {
         anyhow::bail!(
             "{} change(s) could not be undone; they stay in the journal for `schedlab restore`",

@@ -358,12 +358,13 @@ fn a_reused_pid_is_never_touched() {
             what: schedlab_store::Setting::Nice,
             old_value: "7".into(),
             new_value: "10".into(),
+            boot_id: String::new(),
         })
         .unwrap();
     store.journal_mark_applied(id).unwrap();
     drop(store);
     let out = schedlab(&["restore", "--store", store_path.to_str().unwrap()]);
-    assert!(out.contains("restored 0 change(s); 1 belonged to processes that are gone"), "{out}");
+    assert!(out.contains("restored 0 change(s); 1 of processes gone"), "{out}");
     assert_eq!(nice(pid), 0, "the process now holding the pid keeps its nice");
 }
 

@@ -3,9 +3,30 @@
 //! [`Actuator::restore_all`] (also on drop, and at the next start after a crash, since
 //! `restore_all` undoes every pending entry of the journal, not only this run's).
 //!
-//! A change is made to every thread of the process (`/proc/PID/task/*`): affinity, nice
-//! and policy are all per thread on Linux. The journal keeps one old value per process,
-//! read from its main thread, and restore writes it to every thread.
+//! The rules, each the answer to a way a change could outlive its reason:
+//!
+//! - **Per thread.** Affinity, nice and policy are per thread on Linux. A change is made
+//!   to the main thread and to every thread that has what the main thread has (the old
+//!   value the journal records); a thread that carries a value of its own (PipeWire's
+//!   or JACK's real-time audio thread, a worker pinned to a CPU) is left alone.
+//! - **Compare before restore.** Undoing a change writes the old value back only to the
+//!   threads that still have the value schedlab set (read back after setting it); a
+//!   thread whose value someone changed since keeps it. After a crash, a restore thus
+//!   never overwrites a user's later renice, taskset or chrt.
+//! - **Each change is undone by its own id.** Changes of one setting of a process stack
+//!   (a class's nice, then a boost's). Undoing the top one writes its old value back;
+//!   undoing one below (a boost that ends after a class change made during it) writes
+//!   nothing and hands its old value to the change above it, so that undoing that one
+//!   later gives the process what it had before both.
+//! - **Raises are not inherited.** A raise ([`Actuator::raise_nice`],
+//!   [`Actuator::raise_policy`]: a boost) carries `SCHED_FLAG_RESET_ON_FORK`: a child
+//!   the raised process forks starts at `SCHED_OTHER`, and at nice 0 if the nice is
+//!   negative, as the kernel's own priority inheritance never passes to a child.
+//! - **One boot.** Every entry records the boot it was made in; an entry of another
+//!   boot names processes, threads and CPUs that are no more, and is closed untouched.
+//!   An entry that cannot be undone for good (a CPU offline, a cgroup gone, a value the
+//!   journal holds that is not one) is closed with a warning ([`RestoreReport::abandoned`]);
+//!   only a passing failure (`EAGAIN`, `EBUSY`, `EINTR`, `ENOMEM`) keeps it pending.
 //!
 //! Processes are addressed by [`ProcessHandle`] (pidfd plus start time): a process that
 //! is no longer the one named (exited, pid reused) is never touched; its entries are only
@@ -45,32 +66,81 @@ pub enum ActuatorError {
     },
 }
 
+impl ActuatorError {
+    /// Whether trying again later may succeed: only a kernel call that failed for a
+    /// passing reason (`EAGAIN`, `EBUSY`, `EINTR`, `ENOMEM`) or the journal itself.
+    fn is_passing(&self) -> bool {
+        match self {
+            ActuatorError::Store(_) => true,
+            ActuatorError::NotSame(_) => false,
+            ActuatorError::Kernel { source, .. } => {
+                matches!(source.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY | libc::EINTR | libc::ENOMEM))
+            }
+        }
+    }
+}
+
 /// Shorthand for this module's results.
 pub type Result<T, E = ActuatorError> = std::result::Result<T, E>;
 
 /// What [`Actuator::restore_all`] did.
 #[derive(Debug, Default)]
 pub struct RestoreReport {
-    /// Entries whose old value was written back.
+    /// Entries whose old value was written back (to at least one thread).
     pub restored: usize,
-    /// Entries of processes that are gone or whose pid was reused: marked undone without
+    /// Entries of which no thread has the value schedlab set any more: someone changed
+    /// it since (and keeps it), or it was never applied. Closed, nothing written.
+    pub kept: usize,
+    /// Entries of processes that are gone or whose pid was reused: closed without
     /// touching anything.
     pub skipped: usize,
-    /// Entries whose old value could not be written back; they stay pending, so a later
-    /// `restore_all` tries again.
+    /// Entries of another boot: closed without touching anything.
+    pub other_boot: usize,
+    /// Entries that can never be undone (a CPU offline, a cgroup gone, a journal value
+    /// that is not one): closed, with why, for a warning.
+    pub abandoned: Vec<(JournalId, ActuatorError)>,
+    /// Entries whose old value could not be written back for a passing reason; they
+    /// stay pending, so a later `restore_all` tries again.
     pub failed: Vec<(JournalId, ActuatorError)>,
+}
+
+impl RestoreReport {
+    /// In words: `restored 3 change(s); 1 kept a value set since; 2 of processes gone`
+    /// (the parts that are not zero after the first).
+    pub fn describe(&self) -> String {
+        let mut text = format!("restored {} change(s)", self.restored);
+        for (n, what) in [
+            (self.kept, "kept a value set since"),
+            (self.skipped, "of processes gone"),
+            (self.other_boot, "of an earlier boot"),
+            (self.abandoned.len(), "could never be undone (closed)"),
+            (self.failed.len(), "failed for now (kept for the next restore)"),
+        ] {
+            if n > 0 {
+                text.push_str(&format!("; {n} {what}"));
+            }
+        }
+        text
+    }
+}
+
+/// One of this run's pending changes of a (process, setting).
+#[derive(Clone, Debug)]
+struct Made {
+    id: JournalId,
+    /// What it writes back.
+    old: Value,
+    /// What it set, as read back: what a thread must still have to be written back.
+    new: Value,
 }
 
 /// Changes live processes, journaling every change before applying it.
 #[derive(Debug)]
 pub struct Actuator<'s> {
     store: &'s Store,
-    /// The value read back after schedlab's last change of each (process, setting):
-    /// what [`Actuator::changed_externally`] compares against.
-    last_set: HashMap<(ProcessKey, Setting), Value>,
-    /// This run's pending entries of each (process, setting), oldest first, with the
-    /// old value each would write back: what [`Actuator::revert`] undoes.
-    stacks: HashMap<(ProcessKey, Setting), Vec<(JournalId, Value)>>,
+    /// This run's pending changes of each (process, setting), oldest first: what
+    /// [`Actuator::revert`] undoes and [`Actuator::changed_externally`] compares.
+    stacks: HashMap<(ProcessKey, Setting), Vec<Made>>,
     /// Entries applied but not yet marked so: marked by [`Actuator::settle`], after the
     /// caller's urgent work (a boost is in force once its system call returns; a journal
     /// commit more before the reaction is over would only delay it).
@@ -80,7 +150,7 @@ pub struct Actuator<'s> {
 impl<'s> Actuator<'s> {
     /// An actuator journaling in `store`.
     pub fn new(store: &'s Store) -> Actuator<'s> {
-        Actuator { store, last_set: HashMap::new(), stacks: HashMap::new(), unmarked: Vec::new() }
+        Actuator { store, stacks: HashMap::new(), unmarked: Vec::new() }
     }
 
     /// The store the journal is kept in.
@@ -88,43 +158,94 @@ impl<'s> Actuator<'s> {
         self.store
     }
 
-    /// Sets the CPU affinity of every thread of the process.
-    pub fn set_affinity(&mut self, process: &ProcessHandle, cpus: &CpuSet) -> Result<()> {
+    /// Sets the CPU affinity of the process's threads.
+    pub fn set_affinity(&mut self, process: &ProcessHandle, cpus: &CpuSet) -> Result<JournalId> {
         self.change(process, Value::Affinity(cpus.clone()))
     }
 
     /// Moves the process into cgroup `path` of the cpuset hierarchy (`/schedlab/batch`;
     /// see [`crate::cgroup`]).
-    pub fn set_cgroup(&mut self, process: &ProcessHandle, path: &str) -> Result<()> {
+    pub fn set_cgroup(&mut self, process: &ProcessHandle, path: &str) -> Result<JournalId> {
         self.change(process, Value::Cgroup(path.to_string()))
     }
 
-    /// Sets the nice value (-20–19) of every thread of the process.
-    pub fn set_nice(&mut self, process: &ProcessHandle, nice: i32) -> Result<()> {
-        if !(-20..=19).contains(&nice) {
-            return Err(kernel_err(
-                "set nice",
-                process.pid(),
-                io::Error::new(io::ErrorKind::InvalidInput, format!("nice {nice} is outside -20..=19")),
-            ));
-        }
+    /// Sets the nice value (-20–19) of the process's threads.
+    pub fn set_nice(&mut self, process: &ProcessHandle, nice: i32) -> Result<JournalId> {
+        check_nice(process, nice)?;
         self.change(process, Value::Nice(nice))
     }
 
-    /// Sets the scheduling policy of every thread of the process with `sched_setattr`:
+    /// Sets the scheduling policy of the process's threads with `sched_setattr`:
     /// `rt_priority` 1–99 for FIFO/RR (0 otherwise); for the fair policies
     /// `sched_runtime_ns` is the EEVDF per-task slice, clamped to 100 µs–100 ms, 0 for
-    /// the default. The threads' nice values are kept.
+    /// the default. The threads' nice values and the main thread's reset-on-fork flag
+    /// are kept.
     pub fn set_policy(
         &mut self,
         process: &ProcessHandle,
         policy: Policy,
         rt_priority: u32,
         sched_runtime_ns: u64,
-    ) -> Result<()> {
+    ) -> Result<JournalId> {
         let value = PolicyValue::new(policy, rt_priority, sched_runtime_ns)
             .map_err(|e| kernel_err("set policy", process.pid(), e))?;
-        self.change(process, Value::Policy(value))
+        let flag = self.read(process, Setting::Policy)?.reset_on_fork();
+        self.change(process, Value::Policy(value.with_reset_on_fork(flag)))
+    }
+
+    /// Raises the nice value to `nice` (a boost), not to be inherited: the process's
+    /// policy takes `SCHED_FLAG_RESET_ON_FORK` first if it has not, so that a child forked
+    /// under the raise starts at nice 0. Returns the changes made, in order: undo them
+    /// with [`Actuator::revert`], last first.
+    pub fn raise_nice(&mut self, process: &ProcessHandle, nice: i32) -> Result<Vec<JournalId>> {
+        check_nice(process, nice)?;
+        let mut ids = Vec::with_capacity(2);
+        if let Value::Policy(p) = self.read(process, Setting::Policy)? {
+            if !p.reset_on_fork {
+                ids.push(self.change(process, Value::Policy(p.with_reset_on_fork(true)))?);
+            }
+        }
+        match self.change(process, Value::Nice(nice)) {
+            Ok(id) => ids.push(id),
+            Err(e) => {
+                for &id in ids.iter().rev() {
+                    let _ = self.revert(process, id);
+                }
+                return Err(e);
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Raises the process to real-time `policy` at `rt_priority` (a boost), with
+    /// `SCHED_FLAG_RESET_ON_FORK`: a child forked under the raise starts at `SCHED_OTHER`.
+    /// Returns the change made, to undo with [`Actuator::revert`].
+    pub fn raise_policy(
+        &mut self,
+        process: &ProcessHandle,
+        policy: Policy,
+        rt_priority: u32,
+    ) -> Result<Vec<JournalId>> {
+        let value = PolicyValue::new(policy, rt_priority, 0)
+            .map_err(|e| kernel_err("set policy", process.pid(), e))?
+            .with_reset_on_fork(true);
+        Ok(vec![self.change(process, Value::Policy(value))?])
+    }
+
+    /// What this run's changes `ids` of the process set and would write back, as
+    /// (new, old) pairs in the order of `ids`: what another thread needs to undo them
+    /// with [`write_back`] if it must (a raise past its time).
+    pub fn values(&self, key: ProcessKey, ids: &[JournalId]) -> Vec<(Value, Value)> {
+        ids.iter()
+            .filter_map(|id| {
+                let made = self
+                    .stacks
+                    .iter()
+                    .filter(|((k, _), _)| *k == key)
+                    .find_map(|(_, stack)| stack.iter().find(|m| m.id == *id))?;
+                Some((made.new.clone(), made.old.clone()))
+            })
+            .collect()
     }
 
     /// Marks the changes made since the last call applied in the journal. Until then
@@ -135,33 +256,40 @@ impl<'s> Actuator<'s> {
         Ok(())
     }
 
-    /// Undoes this run's latest change of `what` on the process (a boost ending): the
-    /// old value is written back and the entry marked undone, so an earlier change of
-    /// the same setting (the class's nice under a boost) is what the process has again.
-    /// Returns false if there was no such change. A process that is gone or not the same
-    /// is not touched; its entry is only marked undone.
-    pub fn revert(&mut self, process: &ProcessHandle, what: Setting) -> Result<bool> {
-        let key = (process.key(), what);
-        let Some((id, old)) = self.stacks.get_mut(&key).and_then(Vec::pop) else { return Ok(false) };
-        if process.is_same() {
-            match apply_to_threads(process, &old) {
-                Ok(()) => {}
+    /// Undoes this run's change `id` of the process (a boost ending). If it is the
+    /// latest pending change of its setting, its old value is written back to the
+    /// threads that still have what it set; if a later change of the setting is
+    /// pending (a class change made during the boost), nothing is written and that
+    /// later change takes over its old value. Returns false if no such change is
+    /// pending. A process that is gone or not the same is not touched; its entry is
+    /// only marked undone.
+    pub fn revert(&mut self, process: &ProcessHandle, id: JournalId) -> Result<bool> {
+        let key = process.key();
+        let found = Setting::ALL.into_iter().find_map(|what| {
+            let at = self.stacks.get(&(key, what))?.iter().position(|m| m.id == id)?;
+            Some((what, at))
+        });
+        let Some((what, at)) = found else { return Ok(false) };
+        let stack = self.stacks.get_mut(&(key, what)).expect("found above");
+        let made = stack.remove(at);
+        if let Some(above) = stack.get_mut(at) {
+            above.old = made.old.clone();
+            self.store.journal_set_values(above.id, &above.old.to_string(), &above.new.to_string())?;
+        } else if process.is_same() {
+            match write_back(process, &made.new, &made.old) {
+                Ok(_) => {}
                 Err(_) if !process.is_same() => {}
-                Err(e) => return Err(kernel_err(&format!("restore {}", what.as_str()), process.pid(), e)),
-            }
-        }
-        self.store.journal_mark_undone(id)?;
-        match self.stacks.get(&key).is_some_and(|v| !v.is_empty()) {
-            true => {
-                if let Ok(now) = Value::read(what, process.pid()) {
-                    self.last_set.insert(key, now);
+                Err(e) => {
+                    self.stacks.entry((key, what)).or_default().insert(at, made);
+                    return Err(kernel_err(&format!("restore {}", what.as_str()), process.pid(), e));
                 }
             }
-            false => {
-                self.stacks.remove(&key);
-                self.last_set.remove(&key);
-            }
         }
+        if self.stacks.get(&(key, what)).is_some_and(Vec::is_empty) {
+            self.stacks.remove(&(key, what));
+        }
+        self.unmarked.retain(|&u| u != id);
+        self.store.journal_mark_undone(id)?;
         Ok(true)
     }
 
@@ -174,7 +302,7 @@ impl<'s> Actuator<'s> {
         let mut n = 0;
         for what in Setting::ALL {
             let Some(original) =
-                self.stacks.get(&(parent, what)).and_then(|v| v.first()).map(|(_, v)| v.clone())
+                self.stacks.get(&(parent, what)).and_then(|v| v.first()).map(|m| m.old.clone())
             else {
                 continue;
             };
@@ -188,10 +316,10 @@ impl<'s> Actuator<'s> {
                 what,
                 old_value: original.to_string(),
                 new_value: now.to_string(),
+                boot_id: crate::process::boot_id().to_string(),
             })?;
             self.unmarked.push(id);
-            self.stacks.entry((child.key(), what)).or_default().push((id, original));
-            self.last_set.insert((child.key(), what), now);
+            self.stacks.entry((child.key(), what)).or_default().push(Made { id, old: original, new: now });
             n += 1;
         }
         Ok(n)
@@ -201,29 +329,33 @@ impl<'s> Actuator<'s> {
     /// nothing left to restore).
     pub fn forget(&mut self, key: ProcessKey) -> Result<()> {
         for what in Setting::ALL {
-            for (id, _) in self.stacks.remove(&(key, what)).unwrap_or_default() {
-                self.store.journal_mark_undone(id)?;
+            for m in self.stacks.remove(&(key, what)).unwrap_or_default() {
+                self.store.journal_mark_undone(m.id)?;
             }
-            self.last_set.remove(&(key, what));
         }
         Ok(())
     }
 
-    /// Whether a setting schedlab changed on this process now differs from what
-    /// schedlab last set (a user's renice, taskset or chrt: the user wins, and the caller
-    /// stops managing the process), or can no longer be read (the process is gone or not
-    /// the same: the caller stops managing it too). False for a process schedlab never
-    /// changed.
+    /// Whether a setting schedlab changed on this process now differs, on its main
+    /// thread, from what schedlab last set (a user's renice, taskset or chrt: the user
+    /// wins, and the caller stops managing the process), or can no longer be read (the
+    /// process is gone or not the same: the caller stops managing it too). False for a
+    /// process schedlab never changed.
     pub fn changed_externally(&self, process: &ProcessHandle) -> bool {
         let key = process.key();
-        let mut ours = self.last_set.iter().filter(|((k, _), _)| *k == key).peekable();
+        let mut ours = self
+            .stacks
+            .iter()
+            .filter(|((k, _), _)| *k == key)
+            .filter_map(|((_, what), stack)| Some((*what, &stack.last()?.new)))
+            .peekable();
         if ours.peek().is_none() {
             return false;
         }
         if !process.is_same() {
             return true;
         }
-        ours.any(|((_, what), set)| Value::read(*what, process.pid()).ok().as_ref() != Some(set))
+        ours.any(|(what, set)| Value::read(what, process.pid()).ok().as_ref() != Some(set))
     }
 
     /// Stops managing the process: its pending journal entries are marked undone without
@@ -235,16 +367,14 @@ impl<'s> Actuator<'s> {
                 self.store.journal_mark_undone(entry.id)?;
             }
         }
-        self.last_set.retain(|(k, _), _| *k != key);
         self.stacks.retain(|(k, _), _| *k != key);
         Ok(())
     }
 
     /// Undoes every pending entry of the journal, newest first (cgroup moves before
-    /// everything else), so that a setting changed twice ends at its original value: the old value is written to every
-    /// thread of the process if it is still the same process (pidfd and start time);
-    /// an entry of a process that is gone or whose pid was reused is only marked undone.
-    /// Each entry restored or skipped is marked undone; one that fails stays pending.
+    /// everything else), so that a setting changed twice ends at its original value.
+    /// Each entry is closed (marked undone) unless it failed for a passing reason: see
+    /// [`RestoreReport`] for what became of each.
     pub fn restore_all(&mut self) -> Result<RestoreReport> {
         let mut report = RestoreReport::default();
         let mut pending = self.store.journal_pending()?;
@@ -252,53 +382,82 @@ impl<'s> Actuator<'s> {
         // outside it, and moving it out resets its affinity (cgroup v1), which the
         // affinity entries then put right.
         pending.sort_by_key(|e| e.change.what != Setting::Cgroup);
+        let boot = crate::process::boot_id();
         for entry in pending {
-            match restore_one(&entry) {
-                Ok(true) => report.restored += 1,
-                Ok(false) => report.skipped += 1,
-                Err(e) => {
-                    report.failed.push((entry.id, e));
-                    continue;
+            let theirs = &entry.change.boot_id;
+            if !theirs.is_empty() && !boot.is_empty() && theirs != boot {
+                report.other_boot += 1;
+            } else {
+                match restore_one(&entry) {
+                    Ok(Restored::Written) => report.restored += 1,
+                    Ok(Restored::Kept) => report.kept += 1,
+                    Ok(Restored::Gone) => report.skipped += 1,
+                    Err(e) if e.is_passing() => {
+                        report.failed.push((entry.id, e));
+                        continue;
+                    }
+                    Err(e) => report.abandoned.push((entry.id, e)),
                 }
             }
             self.store.journal_mark_undone(entry.id)?;
-            self.last_set.remove(&(entry.change.target, entry.change.what));
             self.stacks.remove(&(entry.change.target, entry.change.what));
         }
+        self.unmarked.clear();
         Ok(report)
     }
 
-    /// Journals, then applies, one change to every thread of the process.
+    /// Closes every pending entry of the journal without writing anything back
+    /// (`schedlab restore --discard`: the user has looked at the processes and wants
+    /// them left as they are); returns how many.
+    pub fn discard_all(&mut self) -> Result<usize> {
+        let pending = self.store.journal_pending()?;
+        for entry in &pending {
+            self.store.journal_mark_undone(entry.id)?;
+        }
+        self.stacks.clear();
+        self.unmarked.clear();
+        Ok(pending.len())
+    }
+
+    /// Setting `what` of the process's main thread.
+    fn read(&self, process: &ProcessHandle, what: Setting) -> Result<Value> {
+        Value::read(what, process.pid())
+            .map_err(|e| kernel_err(&format!("read {}", what.as_str()), process.pid(), e))
+    }
+
+    /// Journals, then applies, one change to the main thread and to the threads that
+    /// have what it has. Returns the entry's id.
     ///
-    /// If applying fails, the old value is put back on every thread (best effort) and the
-    /// entry stays pending and not applied, for `restore_all` to close.
-    fn change(&mut self, process: &ProcessHandle, new: Value) -> Result<()> {
+    /// If applying fails, the old value is put back where the new one was written (best
+    /// effort) and the entry stays pending and not applied, for `restore_all` to close.
+    fn change(&mut self, process: &ProcessHandle, new: Value) -> Result<JournalId> {
         let what = new.setting();
-        let verb = format!("set {}", what.as_str());
         if !process.is_same() {
             return Err(ActuatorError::NotSame(process.key()));
         }
         let pid = process.pid();
-        let old =
-            Value::read(what, pid).map_err(|e| kernel_err(&format!("read {}", what.as_str()), pid, e))?;
+        let old = self.read(process, what)?;
         let id = self.store.journal_insert(&Change {
             time_unix_ns: now_unix_ns(),
             target: process.key(),
             what,
             old_value: old.to_string(),
             new_value: new.to_string(),
+            boot_id: crate::process::boot_id().to_string(),
         })?;
-        let applied = apply_to_threads(process, &new);
-        if let Err(e) = applied {
-            let _ = apply_to_threads(process, &old);
-            return Err(kernel_err(&verb, pid, e));
+        if let Err(e) = apply_to_threads(process, &old, &new) {
+            let _ = write_back(process, &new, &old);
+            return Err(kernel_err(&format!("set {}", what.as_str()), pid, e));
         }
         self.unmarked.push(id);
-        self.stacks.entry((process.key(), what)).or_default().push((id, old));
-        let now =
-            Value::read(what, pid).map_err(|e| kernel_err(&format!("read {}", what.as_str()), pid, e))?;
-        self.last_set.insert((process.key(), what), now);
-        Ok(())
+        let now = self.read(process, what)?;
+        if now != new {
+            // The kernel keeps something else (a CPU list cut to the online CPUs): a
+            // restore after a crash compares with what it kept.
+            self.store.journal_set_values(id, &old.to_string(), &now.to_string())?;
+        }
+        self.stacks.entry((process.key(), what)).or_default().push(Made { id, old, new: now });
+        Ok(id)
     }
 }
 
@@ -310,42 +469,105 @@ impl Drop for Actuator<'_> {
     }
 }
 
-/// Writes back the old value of one journal entry: `Ok(true)` if written, `Ok(false)` if
-/// the process is gone or not the same one.
-fn restore_one(entry: &JournalEntry) -> Result<bool> {
+/// What became of one journal entry at a restore.
+enum Restored {
+    /// The old value was written back.
+    Written,
+    /// No thread has the value schedlab set any more: nothing written.
+    Kept,
+    /// The process is gone, or its pid is another process's.
+    Gone,
+}
+
+/// Writes back the old value of one journal entry to the threads that still have its
+/// new value.
+fn restore_one(entry: &JournalEntry) -> Result<Restored> {
     let c = &entry.change;
+    let bad = |e| kernel_err(&format!("restore {}", c.what.as_str()), c.target.pid, e);
+    let old = Value::parse(c.what, &c.old_value).map_err(bad)?;
+    let new = Value::parse(c.what, &c.new_value).map_err(bad)?;
     let process = match ProcessHandle::for_key(c.target) {
         Ok(p) => p,
-        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(false),
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(Restored::Gone),
         Err(e) => return Err(kernel_err("open pidfd", c.target.pid, e)),
     };
     if !process.is_same() {
-        return Ok(false);
+        return Ok(Restored::Gone);
     }
-    let old = Value::parse(c.what, &c.old_value)
-        .map_err(|e| kernel_err(&format!("restore {}", c.what.as_str()), c.target.pid, e))?;
-    match apply_to_threads(&process, &old) {
-        Ok(()) => Ok(true),
-        Err(_) if !process.is_same() => Ok(false),
-        Err(e) => Err(kernel_err(&format!("restore {}", c.what.as_str()), c.target.pid, e)),
+    match write_back(&process, &new, &old) {
+        Ok(0) => Ok(Restored::Kept),
+        Ok(_) => Ok(Restored::Written),
+        Err(_) if !process.is_same() => Ok(Restored::Gone),
+        Err(e) => Err(bad(e)),
     }
 }
 
-/// Applies `value` to every thread of the process; a thread that exited meanwhile
-/// (`ESRCH`) is skipped. The process is checked to be the same after the threads are
-/// listed, so the tids listed are its own.
-fn apply_to_threads(process: &ProcessHandle, value: &Value) -> io::Result<()> {
+/// Applies `new` to the main thread and to each thread that has `old` (what the main
+/// thread had); a thread with a value of its own is left alone, one that exited
+/// meanwhile (`ESRCH`) skipped. A cgroup, per process, is written once. The process is
+/// checked to be the same after the threads are listed, so the tids are its own.
+fn apply_to_threads(process: &ProcessHandle, old: &Value, new: &Value) -> io::Result<()> {
+    if let Value::Cgroup(_) = new {
+        return new.apply(process.pid());
+    }
     let tids = process.threads()?;
     if !process.is_same() {
         return Err(io::Error::from_raw_os_error(libc::ESRCH));
     }
     for tid in tids {
-        match value.apply(tid) {
+        if tid != process.pid() {
+            match Value::read(new.setting(), tid) {
+                Ok(own) if own != *old => continue,
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        match new.apply(tid) {
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
             other => other?,
         }
     }
     Ok(())
+}
+
+/// Writes `old` to each thread of the process that has `new` (what schedlab set; a
+/// cgroup: the process); returns how many were written. A thread whose value someone
+/// changed since keeps it.
+pub fn write_back(process: &ProcessHandle, new: &Value, old: &Value) -> io::Result<usize> {
+    let tids = match new {
+        Value::Cgroup(_) => vec![process.pid()],
+        _ => process.threads()?,
+    };
+    if !process.is_same() {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    let mut written = 0;
+    for tid in tids {
+        match Value::read(new.setting(), tid) {
+            Ok(now) if now == *new => {}
+            Ok(_) => continue,
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
+            Err(e) => return Err(e),
+        }
+        match old.apply(tid) {
+            Ok(()) => written += 1,
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(written)
+}
+
+fn check_nice(process: &ProcessHandle, nice: i32) -> Result<()> {
+    if (-20..=19).contains(&nice) {
+        return Ok(());
+    }
+    Err(kernel_err(
+        "set nice",
+        process.pid(),
+        io::Error::new(io::ErrorKind::InvalidInput, format!("nice {nice} is outside -20..=19")),
+    ))
 }
 
 fn kernel_err(what: &str, pid: Pid, source: io::Error) -> ActuatorError {

@@ -189,6 +189,18 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// This boot's id (`/proc/sys/kernel/random/boot_id`): what the journal records with
+/// each entry, so that an entry of an earlier boot is known for one (its pids, threads
+/// and CPUs are of a machine that is no more). Read once per process.
+pub fn boot_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    })
+}
+
 /// The program (executable path) thread or process `pid` runs; `None` for a kernel
 /// thread, a process gone or one whose executable cannot be read.
 pub fn exe_of(pid: u32) -> Option<String> {

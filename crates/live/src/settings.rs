@@ -134,6 +134,9 @@ impl fmt::Display for CpuSet {
 
 pub use schedlab_model::Policy;
 
+/// The journal text's word for `SCHED_FLAG_RESET_ON_FORK`.
+const RESET_ON_FORK: &str = "reset_on_fork";
+
 /// A policy with its parameters: what `set_policy` sets and the journal records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PolicyValue {
@@ -144,6 +147,10 @@ pub struct PolicyValue {
     /// For the fair policies, the EEVDF per-task slice in ns, 0 for the default;
     /// 0 for the real-time ones.
     pub sched_runtime_ns: u64,
+    /// `SCHED_FLAG_RESET_ON_FORK`: a child forked by the thread starts at `SCHED_OTHER`
+    /// and at nice 0 if the thread's nice is negative, not with what the thread has.
+    /// Every raise schedlab makes carries it, so a boost is never inherited.
+    pub reset_on_fork: bool,
 }
 
 impl PolicyValue {
@@ -166,26 +173,41 @@ impl PolicyValue {
             (true, _) | (false, 0) => 0,
             (false, ns) => ns.clamp(MIN_SLICE_NS, MAX_SLICE_NS),
         };
-        Ok(PolicyValue { policy, rt_priority, sched_runtime_ns })
+        Ok(PolicyValue { policy, rt_priority, sched_runtime_ns, reset_on_fork: false })
     }
 
-    /// Parses the journal text, `"SCHED_OTHER/0/3000000"`.
+    /// The same value with the reset-on-fork flag `on` or off.
+    pub fn with_reset_on_fork(self, on: bool) -> PolicyValue {
+        PolicyValue { reset_on_fork: on, ..self }
+    }
+
+    /// Parses the journal text, `"SCHED_OTHER/0/3000000"`, with `/reset_on_fork` after
+    /// it when the flag is on.
     pub fn parse(text: &str) -> Option<PolicyValue> {
         let mut parts = text.trim().split('/');
         let name = parts.next()?;
         let policy = Policy::ALL.into_iter().find(|p| p.name() == name)?;
         let rt_priority = parts.next()?.parse().ok()?;
         let runtime = parts.next()?.parse().ok()?;
+        let reset_on_fork = match parts.next() {
+            None => false,
+            Some(RESET_ON_FORK) => true,
+            Some(_) => return None,
+        };
         if parts.next().is_some() {
             return None;
         }
-        PolicyValue::new(policy, rt_priority, runtime).ok()
+        PolicyValue::new(policy, rt_priority, runtime).ok().map(|p| p.with_reset_on_fork(reset_on_fork))
     }
 }
 
 impl fmt::Display for PolicyValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}/{}", self.policy.name(), self.rt_priority, self.sched_runtime_ns)
+        write!(f, "{}/{}/{}", self.policy.name(), self.rt_priority, self.sched_runtime_ns)?;
+        if self.reset_on_fork {
+            write!(f, "/{RESET_ON_FORK}")?;
+        }
+        Ok(())
     }
 }
 
@@ -212,6 +234,11 @@ impl Value {
             Value::Policy(_) => Setting::Policy,
             Value::Cgroup(_) => Setting::Cgroup,
         }
+    }
+
+    /// Whether this is a policy with the reset-on-fork flag.
+    pub fn reset_on_fork(&self) -> bool {
+        matches!(self, Value::Policy(p) if p.reset_on_fork)
     }
 
     /// Reads setting `what` of thread `tid`. Slice is not a setting this module handles
@@ -414,8 +441,8 @@ fn read_default_slice_ns() -> Option<u64> {
         .then_some(attr.sched_runtime)
 }
 
-/// The policy of thread `tid`; a fair thread's slice equal to [`default_slice_ns`] reads
-/// as 0, the default. A policy the actuator does not know (`SCHED_DEADLINE`, or
+/// The policy of thread `tid`, with its reset-on-fork flag; a fair thread's slice equal
+/// to [`default_slice_ns`] reads as 0, the default. A policy the actuator does not know (`SCHED_DEADLINE`, or
 /// sched_ext's) is `Unsupported`.
 pub fn get_policy(tid: Pid) -> io::Result<PolicyValue> {
     let attr = sched_getattr(tid)?;
@@ -432,17 +459,18 @@ pub fn get_policy(tid: Pid) -> io::Result<PolicyValue> {
     } else {
         (0, attr.sched_runtime)
     };
-    PolicyValue::new(policy, rt_priority, runtime)
+    Ok(PolicyValue::new(policy, rt_priority, runtime)?
+        .with_reset_on_fork(attr.sched_flags & SCHED_FLAG_RESET_ON_FORK != 0))
 }
 
-/// Sets the policy of thread `tid`, keeping its nice value (read with `getpriority`,
-/// since `sched_getattr` reports 0 for a real-time thread) and its reset-on-fork flag.
+/// Sets the policy of thread `tid`, with the value's reset-on-fork flag, keeping its nice
+/// value (read with `getpriority`, since `sched_getattr` reports 0 for a real-time
+/// thread).
 pub fn set_policy(tid: Pid, p: &PolicyValue) -> io::Result<()> {
-    let current = sched_getattr(tid)?;
     let attr = SchedAttr {
         size: 0,
         sched_policy: p.policy.number(),
-        sched_flags: current.sched_flags & SCHED_FLAG_RESET_ON_FORK,
+        sched_flags: if p.reset_on_fork { SCHED_FLAG_RESET_ON_FORK } else { 0 },
         sched_nice: get_nice(tid)?,
         sched_priority: p.rt_priority,
         sched_runtime: p.sched_runtime_ns,
@@ -488,8 +516,21 @@ mod tests {
     #[test]
     fn policy_text_round_trips_and_clamps() {
         let p = PolicyValue::parse("SCHED_OTHER/0/3000000").unwrap();
-        assert_eq!(p, PolicyValue { policy: Policy::Other, rt_priority: 0, sched_runtime_ns: 3_000_000 });
+        assert_eq!(
+            p,
+            PolicyValue {
+                policy: Policy::Other,
+                rt_priority: 0,
+                sched_runtime_ns: 3_000_000,
+                reset_on_fork: false
+            }
+        );
         assert_eq!(p.to_string(), "SCHED_OTHER/0/3000000");
+        let raised = PolicyValue::parse("SCHED_FIFO/10/0/reset_on_fork").unwrap();
+        assert_eq!(raised, PolicyValue::new(Policy::Fifo, 10, 0).unwrap().with_reset_on_fork(true));
+        assert_eq!(raised.to_string(), "SCHED_FIFO/10/0/reset_on_fork");
+        assert_eq!(PolicyValue::parse("SCHED_FIFO/10/0/x"), None);
+        assert_eq!(PolicyValue::parse("SCHED_FIFO/10/0/reset_on_fork/"), None);
         assert_eq!(PolicyValue::new(Policy::Other, 0, 1).unwrap().sched_runtime_ns, MIN_SLICE_NS);
         assert_eq!(PolicyValue::new(Policy::Batch, 0, u64::MAX).unwrap().sched_runtime_ns, MAX_SLICE_NS);
         assert_eq!(PolicyValue::new(Policy::Fifo, 10, 5).unwrap().to_string(), "SCHED_FIFO/10/0");

@@ -5,12 +5,13 @@
 //! reason otherwise.
 #![cfg(target_os = "linux")]
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 
 use schedlab_live::actuator::{Actuator, ActuatorError};
 use schedlab_live::process::ProcessHandle;
-use schedlab_live::settings::{CpuSet, Policy};
+use schedlab_live::settings::{self, CpuSet, Policy};
 use schedlab_model::Pid;
 use schedlab_store::{Change, ProcessKey, Setting, Store};
 
@@ -162,7 +163,8 @@ fn journal_entry_is_written_before_apply_then_applied_then_undone() {
     assert!(nice.applied && !nice.undone);
 
     let report = act.restore_all().unwrap();
-    assert_eq!((report.restored, report.failed.len()), (2, 0));
+    // The affinity was never applied: no thread has it, nothing is written back.
+    assert_eq!((report.restored, report.kept, report.failed.len()), (1, 1, 0));
     assert!(store.journal_pending().unwrap().is_empty(), "every entry marked undone");
     assert_eq!(proc_nice(pid), 0);
     assert_eq!(proc_affinity(pid), affinity0);
@@ -214,6 +216,7 @@ fn a_process_that_is_not_the_one_named_is_never_touched() {
             what: Setting::Nice,
             old_value: "5".into(),
             new_value: "10".into(),
+            boot_id: String::new(),
         })
         .unwrap();
     let report = act.restore_all().unwrap();
@@ -295,4 +298,200 @@ fn policy_change_keeps_nice_and_restores_from_realtime() {
     let report = act.restore_all().unwrap();
     assert_eq!((report.restored, report.failed.len()), (3, 0), "{:?}", report.failed);
     assert_eq!((proc_policy(pid), proc_nice(pid)), (libc::SCHED_OTHER as u32, 0));
+}
+
+/// A python3 child running `script`, killed and reaped when dropped; `numbers` reads
+/// the numbers of the first line it prints.
+struct Python(Child);
+
+impl Python {
+    fn spawn(script: &str) -> Python {
+        let child = Command::new("python3")
+            .args(["-c", script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs (it is on these machines)");
+        Python(child)
+    }
+
+    fn line(&mut self) -> Vec<u32> {
+        let mut line = String::new();
+        BufReader::new(self.0.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        line.split_whitespace().map(|w| w.parse().unwrap()).collect()
+    }
+
+    fn say(&mut self, what: &str) {
+        use std::io::Write;
+        let stdin = self.0.stdin.as_mut().unwrap();
+        writeln!(stdin, "{what}").unwrap();
+        stdin.flush().unwrap();
+    }
+}
+
+impl Drop for Python {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn nice_of(tid: u32) -> i32 {
+    settings::get_nice(Pid(tid)).unwrap()
+}
+
+fn policy_of(tid: u32) -> (Policy, u32) {
+    let p = settings::get_policy(Pid(tid)).unwrap();
+    (p.policy, p.rt_priority)
+}
+
+/// A process whose second thread has a nice value of its own (5) and whose third runs
+/// `SCHED_FIFO` 10 (an audio thread): a change of the process leaves them alone, and a
+/// restore gives each thread its own value back.
+#[test]
+fn threads_with_values_of_their_own_are_left_alone() {
+    require_root();
+    let (_dir, store) = TempStore::new("threads");
+    let mut child = Python::spawn(
+        "import os, sys, threading\n\
+         tids = []\n\
+         def own_nice():\n\
+         \x20   os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 5); tids.append(threading.get_native_id()); sys.stdin.readline()\n\
+         def audio():\n\
+         \x20   os.sched_setscheduler(threading.get_native_id(), os.SCHED_FIFO, os.sched_param(10)); tids.append(threading.get_native_id()); sys.stdin.readline()\n\
+         for f in (own_nice, audio):\n\
+         \x20   t = threading.Thread(target=f, daemon=True); t.start()\n\
+         \x20   while len(tids) < (1 if f is own_nice else 2): pass\n\
+         print(os.getpid(), *tids, flush=True)\n\
+         sys.stdin.readline()\n",
+    );
+    let tids = child.line();
+    let (main, own, audio) = (tids[0], tids[1], tids[2]);
+    assert_eq!((nice_of(main), nice_of(own), policy_of(audio)), (0, 5, (Policy::Fifo, 10)));
+
+    let mut act = Actuator::new(&store);
+    let h = ProcessHandle::open(Pid(main)).unwrap();
+    act.set_nice(&h, 10).unwrap();
+    act.set_policy(&h, Policy::Batch, 0, 0).unwrap();
+    assert_eq!((nice_of(main), policy_of(main)), (10, (Policy::Batch, 0)));
+    assert_eq!((nice_of(own), policy_of(own)), (5, (Policy::Batch, 0)), "its own nice is left");
+    assert_eq!(policy_of(audio), (Policy::Fifo, 10), "the audio thread is left");
+
+    let report = act.restore_all().unwrap();
+    assert_eq!((report.restored, report.failed.len()), (2, 0), "{:?}", report.failed);
+    assert_eq!((nice_of(main), policy_of(main)), (0, (Policy::Other, 0)));
+    assert_eq!((nice_of(own), policy_of(own)), (5, (Policy::Other, 0)));
+    assert_eq!(policy_of(audio), (Policy::Fifo, 10), "still real time");
+}
+
+/// A restore writes back only where schedlab's value still is: a user's renice made
+/// after it (say, while the daemon was dead) stays.
+#[test]
+fn a_restore_keeps_a_users_later_change() {
+    require_root();
+    let (_dir, store) = TempStore::new("compare");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let mut act = Actuator::new(&store);
+    act.set_nice(&child.handle(), 10).unwrap();
+    // SAFETY: no memory arguments.
+    assert_eq!(unsafe { libc::setpriority(libc::PRIO_PROCESS, pid.0, 15) }, 0);
+    let report = act.restore_all().unwrap();
+    assert_eq!((report.restored, report.kept), (0, 1));
+    assert_eq!(proc_nice(pid), 15);
+    assert!(store.journal_pending().unwrap().is_empty());
+}
+
+/// A raise undone from under a later change of the same setting writes nothing, and the
+/// later change then undoes to what the process had before both.
+#[test]
+fn a_raise_ended_under_a_later_change_leaves_that_change_and_restores_past_both() {
+    require_root();
+    let (_dir, store) = TempStore::new("stack");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let mut act = Actuator::new(&store);
+    let h = child.handle();
+    act.set_nice(&h, 5).unwrap();
+    let raise = act.raise_nice(&h, -20).unwrap();
+    assert_eq!(proc_nice(pid), -20);
+    act.set_nice(&h, 10).unwrap();
+    for &id in raise.iter().rev() {
+        assert!(act.revert(&h, id).unwrap());
+    }
+    assert_eq!(proc_nice(pid), 10, "the later change stays");
+    assert!(!act.revert(&h, raise[0]).unwrap(), "undone once");
+    act.restore_all().unwrap();
+    assert_eq!(proc_nice(pid), 0);
+    assert!(!settings::get_policy(pid).unwrap().reset_on_fork);
+}
+
+/// A raised process's children are born with none of the raise
+/// (`SCHED_FLAG_RESET_ON_FORK`), and the flag goes with the raise.
+#[test]
+fn a_raise_is_not_inherited_by_a_child() {
+    require_root();
+    let (_dir, store) = TempStore::new("fork");
+    let mut parent = Python::spawn(
+        "import os, sys\n\
+         print(os.getpid(), flush=True)\n\
+         sys.stdin.readline()\n\
+         pid = os.fork()\n\
+         if pid == 0:\n\
+         \x20   sys.stdin.readline(); os._exit(0)\n\
+         print(pid, flush=True)\n\
+         sys.stdin.readline()\n",
+    );
+    let pid = Pid(parent.line()[0]);
+    let mut act = Actuator::new(&store);
+    let h = ProcessHandle::open(pid).unwrap();
+    let nice = act.raise_nice(&h, -20).unwrap();
+    let fifo = act.raise_policy(&h, Policy::Fifo, 5).unwrap();
+    assert_eq!((nice_of(pid.0), policy_of(pid.0)), (-20, (Policy::Fifo, 5)));
+    assert!(settings::get_policy(pid).unwrap().reset_on_fork);
+    parent.say("fork");
+    let child = parent.line()[0];
+    assert_eq!((nice_of(child), policy_of(child)), (0, (Policy::Other, 0)), "the child inherits nothing");
+    assert!(!settings::get_policy(Pid(child)).unwrap().reset_on_fork);
+    for id in fifo.into_iter().chain(nice).rev() {
+        act.revert(&h, id).unwrap();
+    }
+    let p = settings::get_policy(pid).unwrap();
+    assert_eq!((nice_of(pid.0), p.policy, p.reset_on_fork), (0, Policy::Other, false));
+    parent.say("done");
+    parent.say("done");
+}
+
+/// Entries a restore can never carry out are closed, not kept forever: one of another
+/// boot (its pid is someone else's now) untouched, one whose value the kernel refuses
+/// (a CPU that does not exist) with a warning; neither stops the others.
+#[test]
+fn entries_of_another_boot_or_that_cannot_be_undone_are_closed() {
+    require_root();
+    let (_dir, store) = TempStore::new("closed");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let h = child.handle();
+    let affinity = proc_affinity(pid);
+    let entry = |what, old: &str, new: &str, boot: &str| Change {
+        time_unix_ns: 1,
+        target: h.key(),
+        what,
+        old_value: old.into(),
+        new_value: new.into(),
+        boot_id: boot.into(),
+    };
+    let boot = schedlab_live::process::boot_id();
+    store.journal_insert(&entry(Setting::Nice, "0", "0", "an-earlier-boot")).unwrap();
+    store.journal_insert(&entry(Setting::Affinity, "1000", &affinity, boot)).unwrap();
+    store.journal_insert(&entry(Setting::Nice, "not a nice value", "0", boot)).unwrap();
+    let mut act = Actuator::new(&store);
+    act.set_nice(&h, 3).unwrap();
+    let report = act.restore_all().unwrap();
+    assert_eq!(
+        (report.restored, report.other_boot, report.abandoned.len(), report.failed.len()),
+        (1, 1, 2, 0)
+    );
+    assert!(store.journal_pending().unwrap().is_empty());
+    assert_eq!((proc_nice(pid), proc_affinity(pid)), (0, affinity));
 }

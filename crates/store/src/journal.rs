@@ -62,6 +62,9 @@ pub struct Change {
     pub old_value: String,
     /// The value set.
     pub new_value: String,
+    /// The boot it was made in (`/proc/sys/kernel/random/boot_id`; empty if unknown):
+    /// after a reboot the process it names is gone, whatever its pid now holds.
+    pub boot_id: String,
 }
 
 /// A change as the journal holds it.
@@ -85,8 +88,8 @@ impl Store {
         // parsing the SQL each time would be a good part of the cost.
         self.conn
             .prepare_cached(
-                "INSERT INTO journal (time_unix_ns, pid, start_time, what, old_value, new_value)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO journal (time_unix_ns, pid, start_time, what, old_value, new_value, boot_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
             .and_then(|mut insert| {
                 insert.execute(params![
@@ -95,7 +98,8 @@ impl Store {
                     c.target.start_time,
                     c.what.as_str(),
                     c.old_value,
-                    c.new_value
+                    c.new_value,
+                    c.boot_id
                 ])
             })
             .map_err(|e| self.err(e))?;
@@ -121,6 +125,23 @@ impl Store {
         tx.commit().map_err(|e| self.err(e))
     }
 
+    /// Rewrites the values of entry `id`: the old value when the entry below it in a
+    /// setting's stack is undone out of order (the entry now writes back what that one
+    /// would have), the new value when the kernel keeps a value other than the one asked
+    /// for (what a restore compares the current value with).
+    pub fn journal_set_values(&self, id: JournalId, old_value: &str, new_value: &str) -> Result<()> {
+        let sql = "UPDATE journal SET old_value = ?2, new_value = ?3 WHERE id = ?1";
+        match self
+            .conn
+            .prepare_cached(sql)
+            .and_then(|mut st| st.execute(params![id.0, old_value, new_value]))
+            .map_err(|e| self.err(e))?
+        {
+            0 => Err(Error::NoJournalEntry { path: self.path.clone(), id: id.0 }),
+            _ => Ok(()),
+        }
+    }
+
     /// Records that the old value of entry `id` was put back.
     pub fn journal_mark_undone(&self, id: JournalId) -> Result<()> {
         self.journal_set(id, "UPDATE journal SET undone = 1 WHERE id = ?1")
@@ -132,19 +153,20 @@ impl Store {
     /// but before marking it; putting back an old value that was never changed is
     /// harmless.
     pub fn journal_pending(&self) -> Result<Vec<JournalEntry>> {
-        let sql = "SELECT id, time_unix_ns, pid, start_time, what, old_value, new_value, applied, undone
+        let sql =
+            "SELECT id, time_unix_ns, pid, start_time, what, old_value, new_value, boot_id, applied, undone
                    FROM journal WHERE undone = 0 ORDER BY id DESC";
         let rows = self.query(sql, [], |r| {
             let key = ProcessKey { pid: Pid(r.get(2)?), start_time: r.get(3)? };
-            let change = (r.get(1)?, key, r.get::<_, String>(4)?, r.get(5)?, r.get(6)?);
-            Ok((JournalId(r.get(0)?), change, r.get(7)?, r.get(8)?))
+            let change = (r.get(1)?, key, r.get::<_, String>(4)?, r.get(5)?, r.get(6)?, r.get(7)?);
+            Ok((JournalId(r.get(0)?), change, r.get(8)?, r.get(9)?))
         })?;
         rows.into_iter()
-            .map(|(id, (time_unix_ns, target, what, old_value, new_value), applied, undone)| {
+            .map(|(id, (time_unix_ns, target, what, old_value, new_value, boot_id), applied, undone)| {
                 let what = Setting::from_word(&what).ok_or_else(|| self.bad_value("journal.what", what))?;
                 Ok(JournalEntry {
                     id,
-                    change: Change { time_unix_ns, target, what, old_value, new_value },
+                    change: Change { time_unix_ns, target, what, old_value, new_value, boot_id },
                     applied,
                     undone,
                 })

@@ -103,6 +103,12 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (program, kind)
     );
     ",
+    // 4: the boot each journal entry was made in (`/proc/sys/kernel/random/boot_id`): an
+    // entry of another boot names processes, threads and CPUs of a machine that is no
+    // more, and is closed, not restored. Entries from before have '' (unknown).
+    "
+    ALTER TABLE journal ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
+    ",
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

@@ -91,6 +91,7 @@ fn migrates_a_version_1_file_and_keeps_its_data() {
         what: Setting::Nice,
         old_value: "0".into(),
         new_value: "-5".into(),
+        boot_id: "b".into(),
     };
     store.journal_insert(&change).unwrap();
     assert_eq!(store.journal_pending().unwrap().len(), 1, "tables of later migrations exist");
@@ -254,6 +255,7 @@ fn journal_lists_pending_changes_newest_first_until_undone() {
         what,
         old_value: old.into(),
         new_value: new.into(),
+        boot_id: "6f1c0d5e-3b2a-4c8e-9a7d-0e1f2a3b4c5d".into(),
     };
     let changes: Vec<Change> = vec![
         change(Setting::Affinity, "0-3", "2"),
@@ -282,7 +284,17 @@ fn journal_lists_pending_changes_newest_first_until_undone() {
     let left: Vec<_> = store.journal_pending().unwrap().into_iter().map(|e| e.id).collect();
     assert_eq!(left, vec![ids[3], ids[2], ids[1]]);
 
+    // An entry's values are rewritten (an entry below it undone out of order, a value
+    // the kernel kept other than the one asked for).
+    store.journal_set_values(ids[2], "SCHED_OTHER 0", "SCHED_FIFO 9").unwrap();
+    let policy = store.journal_pending().unwrap().into_iter().find(|e| e.id == ids[2]).unwrap();
+    assert_eq!(
+        (policy.change.old_value.as_str(), policy.change.new_value.as_str()),
+        ("SCHED_OTHER 0", "SCHED_FIFO 9")
+    );
+
     let unknown = schedlab_store::JournalId(ids[4].0 + 100);
+    assert!(matches!(store.journal_set_values(unknown, "", "").unwrap_err(), Error::NoJournalEntry { .. }));
     assert!(matches!(store.journal_mark_undone(unknown).unwrap_err(), Error::NoJournalEntry { .. }));
     assert!(matches!(store.journal_mark_applied(unknown).unwrap_err(), Error::NoJournalEntry { .. }));
     assert_eq!(Setting::ALL.map(|s| Setting::from_word(s.as_str())), Setting::ALL.map(Some));
@@ -301,6 +313,7 @@ fn a_connection_that_commits_without_syncs_is_checkpointed_by_another() {
         what: Setting::Nice,
         old_value: "0".into(),
         new_value: "-20".into(),
+        boot_id: String::new(),
     };
     for _ in 0..200 {
         writer.journal_insert(&change).unwrap();

@@ -128,6 +128,11 @@ impl Booster {
         self.active.contains_key(&requester)
     }
 
+    /// `requester`'s boost in force, if any.
+    pub fn lent(&self, requester: Pid) -> Option<&Boost> {
+        self.active.get(&requester)
+    }
+
     /// Whether provider process `tgid` is boosted now.
     pub fn is_boosted(&self, tgid: u32) -> bool {
         self.held.contains_key(&tgid)

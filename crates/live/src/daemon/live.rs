@@ -8,10 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use schedlab_model::{Ns, Pid, Policy};
-use schedlab_store::ProcessKey;
+use schedlab_store::{JournalId, ProcessKey};
 
 use super::boost::Rank;
-use super::core::{cpu_set, Change, Decision, Enforcer, Kept, Outcome};
+use super::core::{cpu_set, Change, Decision, Enforcer, Kept, Outcome, Raise, RaiseId};
+use super::expiry::Expiry;
 use super::kernel::Kernel;
 use crate::actuator::{Actuator, ActuatorError};
 use crate::cgroup::CpusetGroup;
@@ -35,6 +36,10 @@ pub struct Live<'s> {
     handles: HashMap<u32, ProcessHandle>,
     /// What the observer records of switches and wakings outside profiling windows.
     sched_events: SchedEvents,
+    /// The raises in force: their process and the journal entries each made.
+    raises: HashMap<RaiseId, (ProcessKey, Vec<JournalId>)>,
+    /// Ends the raises whose time ran out, whatever the loop is doing.
+    pub expiry: Expiry,
 }
 
 impl<'s> Live<'s> {
@@ -43,10 +48,20 @@ impl<'s> Live<'s> {
     pub fn new(
         observer: Observer,
         actuator: Actuator<'s>,
+        expiry: Expiry,
         sched_events: SchedEvents,
         dry_run: bool,
     ) -> Live<'s> {
-        Live { observer, actuator, groups: BTreeMap::new(), dry_run, handles: HashMap::new(), sched_events }
+        Live {
+            observer,
+            actuator,
+            groups: BTreeMap::new(),
+            dry_run,
+            handles: HashMap::new(),
+            sched_events,
+            raises: HashMap::new(),
+            expiry,
+        }
     }
 }
 
@@ -157,6 +172,14 @@ impl Enforcer for Live<'_> {
             }
             Decision::Forget { process } => {
                 self.handles.remove(&process.pid.0);
+                let expiry = &self.expiry;
+                self.raises.retain(|id, (k, _)| {
+                    let keep = k != process;
+                    if !keep {
+                        expiry.end(*id);
+                    }
+                    keep
+                });
                 outcome(self.actuator.forget(*process))
             }
             Decision::Release { process } => match handle(&mut self.handles, *process) {
@@ -194,10 +217,36 @@ impl Enforcer for Live<'_> {
                     other => outcome(other),
                 }
             }
-            Decision::EndBoost { process, setting } => match handle(&mut self.handles, *process) {
-                Some(h) => outcome(self.actuator.revert(h, *setting)),
-                None => Outcome::Skipped,
-            },
+            Decision::Raise { process, raise, id, until } => {
+                let Some(h) = handle(&mut self.handles, *process) else { return Outcome::Skipped };
+                let result = match *raise {
+                    Raise::Nice(n) => self.actuator.raise_nice(h, n),
+                    Raise::RealTime { policy, priority } => self.actuator.raise_policy(h, policy, priority),
+                };
+                match result {
+                    Ok(ids) => {
+                        self.expiry.lease(*id, *process, self.actuator.values(*process, &ids), *until);
+                        self.raises.insert(*id, (*process, ids));
+                        Outcome::Made
+                    }
+                    Err(ActuatorError::NotSame(_)) => Outcome::Gone,
+                    Err(e) => Outcome::Failed(e.to_string()),
+                }
+            }
+            Decision::Renew { id, until } => {
+                self.expiry.renew(*id, *until);
+                Outcome::Made
+            }
+            Decision::EndRaise { process, id } => {
+                self.expiry.end(*id);
+                let Some((_, ids)) = self.raises.remove(id) else { return Outcome::Skipped };
+                let Some(h) = handle(&mut self.handles, *process) else { return Outcome::Skipped };
+                let mut result = Ok(true);
+                for jid in ids.into_iter().rev() {
+                    result = result.and(self.actuator.revert(h, jid));
+                }
+                outcome(result)
+            }
             Decision::Adopt { child, parent } => match handle(&mut self.handles, *child) {
                 Some(h) => outcome(self.actuator.adopt(h, *parent)),
                 None => Outcome::Skipped,

@@ -40,6 +40,7 @@ pub mod boost;
 pub mod classes;
 pub mod control;
 pub mod core;
+pub mod expiry;
 pub mod kernel;
 mod live;
 pub mod priority;
@@ -184,8 +185,8 @@ impl<'s> Daemon<'s> {
         let report = actuator.restore_all()?;
         if let Some((_, e)) = report.failed.first() {
             return Err(DaemonError::Setup(format!(
-                "{} change(s) a previous daemon left could not be undone (first: {e}); \
-                 run `schedlab restore` and check the processes",
+                "{} change(s) a previous daemon left could not be undone for now (first: {e}); \
+                 run `schedlab restore` again, or `schedlab restore --discard` to leave them",
                 report.failed.len()
             )));
         }
@@ -218,6 +219,8 @@ impl<'s> Daemon<'s> {
             kept.get(&(crate::process::exe_of(pid.0)?, r.kind().to_string())).copied()
         }));
         let replan_every = Duration::from_millis(d.replan_ms);
+        let expiry = expiry::Expiry::start()
+            .map_err(|e| DaemonError::Setup(format!("starting the thread that ends raises on time: {e}")))?;
         let setup = Setup {
             cpus: online_cpus(),
             self_pid: std::process::id(),
@@ -232,18 +235,19 @@ impl<'s> Daemon<'s> {
         let checkpointer = Checkpointer::start(&on_loop);
         let mut daemon = Daemon {
             core: Core::new(config, setup, Instant::now()),
-            live: Live::new(observer, actuator, sched_events, dry_run),
+            live: Live::new(observer, actuator, expiry, sched_events, dry_run),
             _checkpointer: checkpointer,
             knowledge,
             replan_every,
             restored_at_start: report.restored,
             reaction_thread: String::new(),
         };
-        if report.restored + report.skipped > 0 {
-            let text = format!(
-                "restored {} change(s) a previous daemon left ({} of processes gone)",
-                report.restored, report.skipped
-            );
+        if report.restored + report.kept + report.skipped + report.other_boot + report.abandoned.len() > 0 {
+            let text = format!("what a previous daemon left: {}", report.describe());
+            daemon.core.note(None, text, &daemon.live);
+        }
+        for (id, e) in &report.abandoned {
+            let text = format!("journal entry {} could never be undone, closed: {e}", id.0);
             daemon.core.note(None, text, &daemon.live);
         }
         let pids = crate::process::all_pids().unwrap_or_default();

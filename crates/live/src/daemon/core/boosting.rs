@@ -3,7 +3,7 @@
 
 use schedlab_model::{Ns, Pid};
 
-use super::{Applied, Change, Core, Decision, Machine, Outcome, Proc, State};
+use super::{Applied, Core, Decision, Machine, Outcome, Proc, Raise, RaiseId, State};
 use crate::daemon::boost::{Action, Ended, Rank};
 use crate::daemon::classes::ClassReason;
 
@@ -23,6 +23,16 @@ pub const BOOST_LINGER_NS: Ns = 1_000_000;
 /// The highest real-time priority a provider inherits: below the kernel's threaded
 /// interrupt handlers (50), which a boosted provider must never hold off.
 pub const MAX_INHERITED_RT_PRIORITY: u32 = 49;
+
+/// The raises boosts made on one provider process.
+#[derive(Debug, Default)]
+pub(super) struct Raised {
+    /// Oldest first; ended last first.
+    ids: Vec<RaiseId>,
+    /// Until when they hold whatever the core does (the latest lease given): the
+    /// requester's block plus `boost_max_ms` plus [`BOOST_LINGER_NS`].
+    until: Ns,
+}
 
 impl Core {
     /// Decides the boosts in force again: confidences change, boosts expire, providers
@@ -52,7 +62,9 @@ impl Core {
         let rank_of = |p: Pid| m.rank(p);
         let (actions, ended) =
             booster.decide(self.deps.detector(), requester, since, m.monotonic_ns(), &rank_of, &tgid_of);
-        if booster.lends(requester) {
+        let lent =
+            booster.lent(requester).map(|b| (b.provider_tgid, b.since + booster.max_ns + BOOST_LINGER_NS));
+        if lent.is_some() {
             self.mark_urgent(requester.0, m);
         }
         for (b, why) in ended {
@@ -63,6 +75,18 @@ impl Core {
             }
         }
         self.boost_actions(actions, since, m);
+        if let Some((tgid, until)) = lent {
+            self.renew(tgid, until, m);
+        }
+    }
+
+    /// The raises on provider `tgid` hold until `until` now, if that is later.
+    fn renew(&mut self, tgid: u32, until: Ns, m: &mut dyn Machine) {
+        let Some(r) = self.raised.get_mut(&tgid).filter(|r| r.until < until) else { return };
+        r.until = until;
+        for &id in &r.ids {
+            m.enforce(&Decision::Renew { id, until });
+        }
     }
 
     /// `requester` woke up at `at` (the kernel's clock): a boost in force lingers
@@ -119,19 +143,19 @@ impl Core {
                         )
                     });
                     self.ensure_known(tgid, m);
-                    let change = match inherited {
-                        Rank::Rt { policy, priority } => self.policy_change(tgid, policy, priority),
-                        Rank::Fair { nice } => Change::Nice(nice),
+                    let raise = match inherited {
+                        Rank::Rt { policy, priority } => Raise::RealTime { policy, priority },
+                        Rank::Fair { nice } => Raise::Nice(nice),
                         Rank::Idle => continue,
                     };
-                    let setting = change.setting();
                     let first = b
                         .as_ref()
                         .is_some_and(|b| self.boosted_pairs.insert((b.provider_tgid, b.requester.0)));
+                    let max_ns = self.booster.as_ref().map_or(0, |b| b.max_ns);
+                    let until = b.as_ref().map_or(since, |b| b.since) + max_ns + BOOST_LINGER_NS;
                     let decided = m.monotonic_ns();
                     // Held: the provider is there by itself; nothing to lower later.
-                    if self.change_noted(tgid, change, &why, first, m) == Applied::Made {
-                        self.raised.insert(tgid, setting);
+                    if self.raise_noted(tgid, raise, until, &why, first, m) == Applied::Made {
                         self.counters.boosts_total += 1;
                         if since > 0 {
                             let made = m.monotonic_ns();
@@ -143,23 +167,55 @@ impl Core {
                     }
                 }
                 Action::Lower { tgid } => {
-                    let Some(setting) = self.raised.remove(&tgid) else { continue };
+                    let Some(raised) = self.raised.remove(&tgid) else { continue };
                     let Some(process) = self.procs.get(&tgid).map(|p| p.info.key()) else { continue };
-                    match m.enforce(&Decision::EndBoost { process, setting }) {
-                        Outcome::Shown => {
-                            let name = self.name(tgid, m);
-                            self.note_quietly(Some(tgid), format!("would end the boost of {name}"), m);
+                    for id in raised.ids.into_iter().rev() {
+                        match m.enforce(&Decision::EndRaise { process, id }) {
+                            Outcome::Shown => {
+                                let name = self.name(tgid, m);
+                                self.note_quietly(Some(tgid), format!("would end the boost of {name}"), m);
+                            }
+                            Outcome::Failed(e) => {
+                                self.counters.failed_changes += 1;
+                                let name = self.name(tgid, m);
+                                self.note(Some(tgid), format!("{name}: ending its boost failed: {e}"), m);
+                            }
+                            Outcome::Made | Outcome::Skipped | Outcome::Gone => {}
                         }
-                        Outcome::Failed(e) => {
-                            self.counters.failed_changes += 1;
-                            let name = self.name(tgid, m);
-                            self.note(Some(tgid), format!("{name}: ending its boost failed: {e}"), m);
-                        }
-                        Outcome::Made | Outcome::Skipped | Outcome::Gone => {}
                     }
                 }
             }
         }
+    }
+
+    /// Raises provider `tgid` (a boost) until `until` at the latest; whether it was
+    /// raised (or, in a dry run, shown), or holds the rank by itself. Logged (`loud`)
+    /// or only kept for `explain`, as [`Core::change_noted`].
+    fn raise_noted(
+        &mut self,
+        tgid: u32,
+        raise: Raise,
+        until: Ns,
+        why: &str,
+        loud: bool,
+        m: &mut dyn Machine,
+    ) -> Applied {
+        let change = raise.as_change();
+        if m.holds(tgid, &change) {
+            self.record(tgid, &change);
+            return Applied::Held;
+        }
+        let Some(process) = self.procs.get(&tgid).map(|p| p.info.key()) else { return Applied::Not };
+        let id = RaiseId(self.next_raise);
+        self.next_raise += 1;
+        let decision = Decision::Raise { process, raise, id, until };
+        let applied = self.enforce_noted(tgid, &change, &decision, why, loud, m);
+        if applied == Applied::Made {
+            let raised = self.raised.entry(tgid).or_default();
+            raised.ids.push(id);
+            raised.until = raised.until.max(until);
+        }
+        applied
     }
 
     /// What provider process `tgid` may inherit of a requester's `rank`, as the kernel's
@@ -202,11 +258,23 @@ impl Core {
 mod tests {
     use std::time::Duration;
 
-    use schedlab_model::{EventKind, Pid, Policy, PrevState, Resource, SyscallArgs};
-    use schedlab_store::Setting;
+    use schedlab_model::{EventKind, Ns, Pid, Policy, PrevState, Resource, SyscallArgs};
 
     use crate::daemon::core::fake::{FakeMachine, Settings};
-    use crate::daemon::core::{Change, Core, Decision};
+    use crate::daemon::core::{Core, Decision, Raise, RaiseId};
+    use crate::daemon::kernel::Kernel;
+
+    const MS: Ns = 1_000_000;
+
+    /// The first raise of server 20, for a requester blocked at `since`: it holds until
+    /// `boost_max_ms` (100) plus the linger after, whatever the loop does.
+    fn raise_server(m: &FakeMachine, raise: Raise, since: Ns) -> Decision {
+        Decision::Raise { process: m.key(20), raise, id: RaiseId(1), until: since + 101 * MS }
+    }
+
+    fn end_server(m: &FakeMachine) -> Decision {
+        Decision::EndRaise { process: m.key(20), id: RaiseId(1) }
+    }
 
     const BOOST: &str =
         "[daemon]\nmodel = false\nslices = false\nboost = true\nboost_max_ms = 100\nmin_age_ms = 0\n";
@@ -252,7 +320,12 @@ mod tests {
     #[test]
     fn a_blocked_requester_raises_its_provider_until_it_wakes() {
         let (mut m, mut core) = client_blocked_on_its_server();
-        assert_eq!(m.take(), vec![m.set(20, Change::Nice(-20))], "the server inherits the client's rank");
+        let since = m.monotonic_ns();
+        assert_eq!(
+            m.take(),
+            vec![raise_server(&m, Raise::Nice(-20), since)],
+            "the server inherits the client's rank"
+        );
         let row = core.explain(20, &m).unwrap().process;
         assert_eq!(row.boost.map(|b| (b.requester, b.inherited)), Some((10, "nice -20".into())));
         let wakeup = m.event(EventKind::Wakeup { waker: Pid(20), wakee: Pid(10), cpu: 0 });
@@ -265,7 +338,8 @@ mod tests {
         assert_eq!(core.next_wait(&m), Duration::from_millis(1), "the loop turns in time to end it");
         m.advance(Duration::from_micros(1));
         core.tick(&mut m);
-        assert_eq!(m.take(), vec![Decision::EndBoost { process: m.key(20), setting: Setting::Nice }]);
+        assert_eq!(m.take(), vec![end_server(&m)]);
+        assert_eq!(m.settings_of(20).nice, 0, "the server has its own rank again");
         let stats = core.stats(&m);
         assert_eq!((stats.boosts_total, stats.boosts_ended_by_wakeup, stats.boosts_active), (1, 1, 0));
     }
@@ -276,26 +350,28 @@ mod tests {
             s.policy = Policy::Fifo;
             s.priority = 80;
         };
-        let fifo_49 = Change::Policy { policy: Policy::Fifo, priority: 49, slice_ns: 0 };
+        let fifo_49 = Raise::RealTime { policy: Policy::Fifo, priority: 49 };
         for (config, limit, inherited) in [
             // No RLIMIT_RTPRIO of its own: the strongest fair rank instead.
-            (BOOST.to_string(), 0, Change::Nice(-20)),
+            (BOOST.to_string(), 0, Raise::Nice(-20)),
             // A limit below the priority: the same.
-            (BOOST.to_string(), 10, Change::Nice(-20)),
+            (BOOST.to_string(), 10, Raise::Nice(-20)),
             // Allowed to take 80 itself: real time, capped below threaded interrupts.
-            (BOOST.to_string(), 99, fifo_49.clone()),
+            (BOOST.to_string(), 99, fifo_49),
             // The configuration allows real time whatever the limit: capped all the same.
-            (format!("{BOOST}boost_realtime = true\n"), 0, fifo_49.clone()),
+            (format!("{BOOST}boost_realtime = true\n"), 0, fifo_49),
         ] {
             let (mut m, _core) = blocked_on_server(&config, fifo_80, limit);
-            assert_eq!(m.take(), vec![m.set(20, inherited)], "limit {limit}, {config}");
+            let since = m.monotonic_ns();
+            assert_eq!(m.take(), vec![raise_server(&m, inherited, since)], "limit {limit}, {config}");
         }
     }
 
     #[test]
     fn a_requester_blocking_again_at_once_keeps_its_providers_boost() {
         let (mut m, mut core) = client_blocked_on_its_server();
-        assert_eq!(m.take(), vec![m.set(20, Change::Nice(-20))]);
+        let since = m.monotonic_ns();
+        assert_eq!(m.take(), vec![raise_server(&m, Raise::Nice(-20), since)]);
         let read = Resource::Pipe { inode: 5, write: false };
         for _ in 0..3 {
             // Woken (a spurious wake-up, or the answer), blocked again 200 µs later.
@@ -304,34 +380,107 @@ mod tests {
             m.advance(Duration::from_micros(200));
             core.tick(&mut m);
             let block = m.event(EventKind::Block { pid: Pid(10), resource: Some(read) });
-            core.events(&[block], &mut m);
+            core.events(std::slice::from_ref(&block), &mut m);
             m.advance(Duration::from_millis(2));
             core.tick(&mut m);
-            assert_eq!(m.take(), vec![], "no change: the provider keeps the rank");
+            assert_eq!(
+                m.take(),
+                vec![Decision::Renew { id: RaiseId(1), until: block.time + 101 * MS }],
+                "no change: the provider keeps the rank, for longer"
+            );
         }
         assert_eq!(core.stats(&m).boosts_active, 1);
         // Exits while its boost lingers: the boost ends at once.
         let wakeup = m.event(EventKind::Wakeup { waker: Pid(20), wakee: Pid(10), cpu: 0 });
         let exit = m.event(EventKind::Exit { pid: Pid(10), code: 0 });
         core.events(&[wakeup, exit], &mut m);
-        assert!(m.take().contains(&Decision::EndBoost { process: m.key(20), setting: Setting::Nice }));
+        assert!(m.take().contains(&end_server(&m)));
     }
 
     #[test]
     fn a_boost_ends_when_it_has_lasted_boost_max_ms() {
         let (mut m, mut core) = client_blocked_on_its_server();
-        assert_eq!(m.take(), vec![m.set(20, Change::Nice(-20))]);
+        let since = m.monotonic_ns();
+        assert_eq!(m.take(), vec![raise_server(&m, Raise::Nice(-20), since)]);
         m.advance(Duration::from_millis(100));
         core.tick(&mut m);
         assert_eq!(m.take(), vec![], "100 ms: still on");
         m.advance(Duration::from_millis(1));
         core.tick(&mut m);
-        assert_eq!(m.take(), vec![Decision::EndBoost { process: m.key(20), setting: Setting::Nice }]);
+        assert_eq!(m.take(), vec![end_server(&m)]);
         let last = core.explain(20, &m).unwrap().decisions.pop().unwrap();
         assert!(last.ends_with("20 (server): boost for 10 expired"), "{last}");
         m.advance(Duration::from_millis(100));
         core.tick(&mut m);
         assert_eq!(m.take(), vec![], "no new boost until the client wakes");
         assert_eq!(core.stats(&m).boosts_expired, 1);
+    }
+
+    #[test]
+    fn a_nice_raise_under_a_real_time_one_is_undone_with_it() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(&format!("{BOOST}boost_realtime = true\n"), None);
+        m.spawn(10, "client", Duration::from_secs(10)).settings.nice = -20;
+        let rt = &mut m.spawn(11, "rt-client", Duration::from_secs(10)).settings;
+        (rt.policy, rt.priority) = (Policy::Fifo, 10);
+        m.spawn(20, "server", Duration::from_secs(10));
+        core.running(&[10, 11, 20], &mut m);
+        m.take();
+        let switch = |prev, prev_state, next| EventKind::Switch { cpu: 0, prev, prev_state, next };
+        let write = SyscallArgs {
+            fd: Some(4),
+            resource: Some(Resource::Pipe { inode: 5, write: true }),
+            ..Default::default()
+        };
+        let read = Some(Resource::Pipe { inode: 5, write: false });
+        let events = [
+            m.event(switch(Pid::IDLE, PrevState::Runnable, Pid(20))),
+            m.event(EventKind::SyscallEnter { pid: Pid(20), nr: 1, args: write }),
+            m.event(EventKind::Block { pid: Pid(10), resource: read }),
+            m.event(switch(Pid(10), PrevState::Blocked, Pid(20))),
+        ];
+        core.events(&events, &mut m);
+        let since = m.monotonic_ns();
+        assert_eq!(m.take(), vec![raise_server(&m, Raise::Nice(-20), since)]);
+        m.advance(Duration::from_millis(1));
+        let block = m.event(EventKind::Block { pid: Pid(11), resource: read });
+        core.events(std::slice::from_ref(&block), &mut m);
+        let fifo = Raise::RealTime { policy: Policy::Fifo, priority: 10 };
+        assert_eq!(
+            m.take(),
+            vec![Decision::Raise {
+                process: m.key(20),
+                raise: fifo,
+                id: RaiseId(2),
+                until: block.time + 101 * MS
+            }]
+        );
+        assert_eq!((m.settings_of(20).policy, m.settings_of(20).nice), (Policy::Fifo, -20));
+
+        // The real-time client is answered: both raises end, the nice one is raised again.
+        core.events(&[m.event(EventKind::Wakeup { waker: Pid(20), wakee: Pid(11), cpu: 0 })], &mut m);
+        m.advance(Duration::from_millis(1));
+        core.tick(&mut m);
+        let decisions = m.take();
+        assert_eq!(
+            decisions[..2],
+            [
+                Decision::EndRaise { process: m.key(20), id: RaiseId(2) },
+                Decision::EndRaise { process: m.key(20), id: RaiseId(1) }
+            ],
+            "{decisions:?}"
+        );
+        assert!(
+            matches!(decisions[2], Decision::Raise { raise: Raise::Nice(-20), id: RaiseId(3), .. }),
+            "{decisions:?}"
+        );
+        assert_eq!((m.settings_of(20).policy, m.settings_of(20).nice), (Policy::Other, -20));
+
+        // Then the other: nothing is left of either.
+        core.events(&[m.event(EventKind::Wakeup { waker: Pid(20), wakee: Pid(10), cpu: 0 })], &mut m);
+        m.advance(Duration::from_millis(1));
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![Decision::EndRaise { process: m.key(20), id: RaiseId(3) }]);
+        assert_eq!((m.settings_of(20).policy, m.settings_of(20).nice), (Policy::Other, 0));
     }
 }

@@ -3,7 +3,7 @@
 //! through the journaled actuator (or, in a dry run, only shows them); a sched_ext
 //! scheduler can enforce the same decisions in the kernel; the core's tests record them.
 
-use schedlab_model::Policy;
+use schedlab_model::{Ns, Policy};
 use schedlab_store::{ProcessKey, Setting};
 
 use crate::settings::CpuSet;
@@ -14,9 +14,16 @@ pub enum Decision {
     /// Give `process` a setting: its class's nice value or policy, CPUs from the plan, a
     /// cpuset cgroup, a requester's rank (a boost), a burst-aware slice.
     Set { process: ProcessKey, change: Change },
-    /// A boost of `process` ends: it gets back what it had before the boost changed
-    /// `setting` (an earlier change of that setting, its class's, is what it has again).
-    EndBoost { process: ProcessKey, setting: Setting },
+    /// Raise `process` for a boost, not to be inherited by its children
+    /// (`SCHED_FLAG_RESET_ON_FORK`), until [`Decision::EndRaise`] names `id` or, whatever
+    /// becomes of the core, until `until` (the monotonic clock, ns) passes: the enforcer
+    /// ends it then on a clock of its own.
+    Raise { process: ProcessKey, raise: Raise, id: RaiseId, until: Ns },
+    /// Raise `id` holds until `until` now (its requester blocked again).
+    Renew { id: RaiseId, until: Ns },
+    /// Raise `id` of `process` ends: what it changed is undone, and nothing else (a
+    /// change of the same setting made since, its class's, stays).
+    EndRaise { process: ProcessKey, id: RaiseId },
     /// A forked `child` takes over what schedlab changed on its `parent` (the kernel
     /// copied it at the fork), so that undoing it gives the child what it would have had
     /// without schedlab.
@@ -35,6 +42,29 @@ pub enum Decision {
     /// and every switch is seen, for the model.
     Profile { on: bool },
 }
+
+/// What a boost gives a provider: its requester's rank, as far as it may inherit it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Raise {
+    /// A nice value.
+    Nice(i32),
+    /// A real-time policy at a priority.
+    RealTime { policy: Policy, priority: u32 },
+}
+
+impl Raise {
+    /// The same as a change of a setting: what the process may hold by itself already.
+    pub fn as_change(self) -> Change {
+        match self {
+            Raise::Nice(n) => Change::Nice(n),
+            Raise::RealTime { policy, priority } => Change::Policy { policy, priority, slice_ns: 0 },
+        }
+    }
+}
+
+/// Names one raise, from its decision to its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RaiseId(pub u64);
 
 /// A setting the core gives a process.
 #[derive(Clone, Debug, PartialEq, Eq)]

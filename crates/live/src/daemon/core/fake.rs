@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use schedlab_behavior::swap::{SwapDetector, SwapParams};
 use schedlab_model::{Event, EventKind, Ns, Pid, Policy};
-use schedlab_store::{ProcessKey, Setting};
+use schedlab_store::ProcessKey;
 
-use super::{cpu_set, Change, Core, Decision, Enforcer, Kept, Outcome, Predictor, Setup};
+use super::{cpu_set, Change, Core, Decision, Enforcer, Kept, Outcome, Predictor, RaiseId, Setup};
 use crate::config::Config;
 use crate::daemon::boost::Rank;
 use crate::daemon::kernel::Kernel;
@@ -74,9 +74,8 @@ pub struct FakeMachine {
     pub read_cost: Duration,
     pub processes: BTreeMap<u32, FakeProcess>,
     tasks: HashMap<u32, TaskInfo>,
-    /// The settings a process had before each change, by setting, newest last: what
-    /// ending a boost gives back.
-    before: HashMap<(u32, Setting), Vec<Settings>>,
+    /// The settings a process had before each raise in force: what its end gives back.
+    raised: HashMap<RaiseId, Settings>,
     decisions: Vec<Decision>,
     /// Processes whose settings a user changed since schedlab set them.
     pub changed_by_user: HashSet<u32>,
@@ -92,7 +91,7 @@ impl FakeMachine {
             read_cost: Duration::ZERO,
             processes: BTreeMap::new(),
             tasks: HashMap::new(),
-            before: HashMap::new(),
+            raised: HashMap::new(),
             decisions: Vec::new(),
             changed_by_user: HashSet::new(),
             groups: BTreeSet::new(),
@@ -175,6 +174,11 @@ impl FakeMachine {
         Decision::Set { process: self.key(pid), change }
     }
 
+    /// Process `pid`'s settings now.
+    pub fn settings_of(&self, pid: u32) -> &Settings {
+        &self.processes[&pid].settings
+    }
+
     fn settings(&self, pid: u32) -> Option<&Settings> {
         self.processes.get(&pid).map(|p| &p.settings)
     }
@@ -255,43 +259,46 @@ impl Kernel for FakeMachine {
     }
 }
 
+/// Gives `s` what `change` sets.
+fn apply(s: &mut Settings, change: &Change) {
+    match change {
+        Change::Nice(n) => s.nice = *n,
+        Change::Policy { policy, priority, slice_ns } => {
+            (s.policy, s.priority, s.slice_ns) = (*policy, *priority, *slice_ns)
+        }
+        Change::Slice(ns) => s.slice_ns = *ns,
+        Change::Cpus(cpus) => s.cpus = cpus.clone(),
+        Change::Cgroup(path) => s.cgroup = path.clone(),
+    }
+}
+
 impl Enforcer for FakeMachine {
     fn enforce(&mut self, decision: &Decision) -> Outcome {
         self.decisions.push(decision.clone());
         match decision {
             Decision::Set { process, change } => {
-                let pid = process.pid.0;
-                let Some(p) = self.processes.get_mut(&pid).filter(|p| p.info.key() == *process) else {
-                    return Outcome::Gone;
-                };
-                self.before.entry((pid, change.setting())).or_default().push(p.settings.clone());
-                let s = &mut p.settings;
-                match change {
-                    Change::Nice(n) => s.nice = *n,
-                    Change::Policy { policy, priority, slice_ns } => {
-                        (s.policy, s.priority, s.slice_ns) = (*policy, *priority, *slice_ns)
-                    }
-                    Change::Slice(ns) => s.slice_ns = *ns,
-                    Change::Cpus(cpus) => s.cpus = cpus.clone(),
-                    Change::Cgroup(path) => s.cgroup = path.clone(),
-                }
-            }
-            Decision::EndBoost { process, setting } => {
-                let pid = process.pid.0;
-                let (Some(old), Some(p)) =
-                    (self.before.get_mut(&(pid, *setting)).and_then(Vec::pop), self.processes.get_mut(&pid))
+                let Some(p) = self.processes.get_mut(&process.pid.0).filter(|p| p.info.key() == *process)
                 else {
                     return Outcome::Gone;
                 };
-                match setting {
-                    Setting::Nice => p.settings.nice = old.nice,
-                    Setting::Policy | Setting::Slice => {
-                        (p.settings.policy, p.settings.priority, p.settings.slice_ns) =
-                            (old.policy, old.priority, old.slice_ns)
-                    }
-                    Setting::Affinity => p.settings.cpus = old.cpus,
-                    Setting::Cgroup => p.settings.cgroup = old.cgroup,
-                }
+                apply(&mut p.settings, change);
+            }
+            Decision::Raise { process, raise, id, .. } => {
+                let Some(p) = self.processes.get_mut(&process.pid.0).filter(|p| p.info.key() == *process)
+                else {
+                    return Outcome::Gone;
+                };
+                self.raised.insert(*id, p.settings.clone());
+                apply(&mut p.settings, &raise.as_change());
+            }
+            Decision::EndRaise { process, id } => {
+                let (Some(old), Some(p)) = (self.raised.remove(id), self.processes.get_mut(&process.pid.0))
+                else {
+                    return Outcome::Gone;
+                };
+                let s = &mut p.settings;
+                (s.nice, s.policy, s.priority, s.slice_ns) =
+                    (old.nice, old.policy, old.priority, old.slice_ns);
             }
             Decision::Release { process } => {
                 self.changed_by_user.remove(&process.pid.0);
@@ -300,6 +307,7 @@ impl Enforcer for FakeMachine {
                 self.groups.insert(class.clone());
             }
             Decision::Adopt { .. }
+            | Decision::Renew { .. }
             | Decision::Forget { .. }
             | Decision::Watch { .. }
             | Decision::Profile { .. } => {}

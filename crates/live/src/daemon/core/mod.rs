@@ -33,11 +33,11 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, Policy, PrevState};
-use schedlab_store::Setting;
 
 use self::arrivals::{Arrival, Arrivals};
+use self::boosting::Raised;
 pub use self::classification::Predictor;
-pub use self::decision::{cpu_set, Change, Decision, Enforcer, Kept, Outcome};
+pub use self::decision::{cpu_set, Change, Decision, Enforcer, Kept, Outcome, Raise, RaiseId};
 use super::boost::Booster;
 use super::classes::ClassReason;
 use super::kernel::Kernel;
@@ -179,8 +179,10 @@ pub struct Core {
     lingering: HashMap<Pid, Ns>,
     /// Threads watched ([`Decision::Watch`]).
     urgent: HashSet<u32>,
-    /// What each boosted provider process had changed for its boost.
-    raised: HashMap<u32, Setting>,
+    /// The raises in force on each boosted provider process, oldest first.
+    raised: HashMap<u32, Raised>,
+    /// The id the next raise gets.
+    next_raise: u64,
     /// (provider, requester) pairs boosted so far: only the first boost is logged.
     boosted_pairs: HashSet<(u32, u32)>,
     cpus: Vec<u32>,
@@ -223,6 +225,7 @@ impl Core {
             lingering: HashMap::new(),
             urgent: HashSet::new(),
             raised: HashMap::new(),
+            next_raise: 1,
             boosted_pairs: HashSet::new(),
             cpus: setup.cpus,
             counters: Stats::default(),
@@ -433,14 +436,30 @@ impl Core {
             return Applied::Held;
         }
         let Some(process) = self.procs.get(&pid).map(|p| p.info.key()) else { return Applied::Not };
+        let decision = Decision::Set { process, change: change.clone() };
+        self.enforce_noted(pid, &change, &decision, why, loud, m)
+    }
+
+    /// Carries out `decision`, which gives process `pid` `change`, and notes what became
+    /// of it: the decision logged (`loud`) or only kept for `explain`; failures noted
+    /// and counted; a process that is gone forgotten.
+    fn enforce_noted(
+        &mut self,
+        pid: u32,
+        change: &Change,
+        decision: &Decision,
+        why: &str,
+        loud: bool,
+        m: &mut dyn Machine,
+    ) -> Applied {
         let what = change.describe();
-        match m.enforce(&Decision::Set { process, change: change.clone() }) {
+        match m.enforce(decision) {
             outcome @ (Outcome::Made | Outcome::Shown) => {
                 self.counters.changes += 1;
                 let would = if outcome == Outcome::Shown { "would " } else { "" };
                 let name = self.name(pid, m);
                 self.note_as(Some(pid), format!("{would}{what} of {name}: {why}"), loud, m);
-                self.record(pid, &change);
+                self.record(pid, change);
                 Applied::Made
             }
             Outcome::Gone => {

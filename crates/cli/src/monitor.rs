@@ -174,7 +174,7 @@ pub fn explain(opts: &ExplainOpts) -> Result<()> {
     let e: Explanation =
         serde_json::from_value(v).context("the daemon's answer is not what this schedlab reads")?;
     let p = &e.process;
-    writeln!(out, "process {} ({})", p.pid, p.comm)?;
+    writeln!(out, "process {} ({})", p.pid, schedlab_live::text::printable(&p.comm))?;
     writeln!(out, "  class:  {} — {}", p.class.as_deref().unwrap_or("none"), reason_text(&p.reason))?;
     writeln!(out, "  state:  {}", p.state)?;
     match (&p.cpus, &p.placement) {

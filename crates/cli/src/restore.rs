@@ -37,6 +37,7 @@ pub struct RestoreOpts {
 pub fn run(opts: &RestoreOpts) -> Result<()> {
     let path = opts.store.clone().unwrap_or_else(Store::default_path);
     let store = Store::open(&path)?;
+    let _lock = store.lock()?;
     let mut actuator = schedlab_live::actuator::Actuator::new(&store);
     let mut out = io::stdout().lock();
     if opts.discard {

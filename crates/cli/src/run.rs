@@ -42,7 +42,9 @@ Examples:
 ///
 /// Every change is journaled in the store before it is applied and undone on Ctrl-C or
 /// SIGTERM; `schedlab restore` undoes what a killed daemon left, and the next `run`
-/// does that first. A process someone else renices, re-pins or re-policies is left to
+/// does that first. SIGHUP reloads the configuration file: a file that does not check
+/// leaves the one in force running (the error is printed); one that does replaces it,
+/// everything undone and decided anew under it. A process someone else renices, re-pins or re-policies is left to
 /// them from then on. Kernel threads are never touched unless a rule names them.
 ///
 /// In a terminal the foreground shows a live table and the latest decisions; otherwise
@@ -73,18 +75,27 @@ pub struct RunOpts {
     pub quiet: bool,
 }
 
-/// Set by SIGINT and SIGTERM.
+/// Set by SIGINT and SIGTERM, and by SIGHUP for the commands that do not reload.
 pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
+/// Set by SIGHUP where it reloads (`run`).
+static RELOAD: AtomicBool = AtomicBool::new(false);
+/// Whether SIGHUP reloads (else it stops, as a terminal that closed should).
+static HANGUP_RELOADS: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::Relaxed);
+extern "C" fn on_signal(sig: libc::c_int) {
+    if sig == libc::SIGHUP && HANGUP_RELOADS.load(Ordering::Relaxed) {
+        RELOAD.store(true, Ordering::Relaxed);
+    } else {
+        STOP.store(true, Ordering::Relaxed);
+    }
 }
 
-/// SIGINT and SIGTERM set [`STOP`]; blocking calls return with `EINTR` (no
-/// `SA_RESTART`), so the daemon notices at once.
+/// SIGINT, SIGTERM and SIGHUP set [`STOP`]; blocking calls return with `EINTR` (no
+/// `SA_RESTART`), so the command notices at once. No signal ends a command without its
+/// restore.
 pub(crate) fn install_signal_handlers() -> io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction with a handler that only stores to an atomic.
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction with a handler that only stores to atomics.
         let rc = unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
@@ -110,6 +121,7 @@ pub fn run(opts: &RunOpts) -> Result<()> {
     let open_socket_error = || format!("cannot open the control socket {}", socket_path.display());
     ControlSocket::check_free(&socket_path).with_context(open_socket_error)?;
     install_signal_handlers().context("cannot install the signal handlers")?;
+    HANGUP_RELOADS.store(true, Ordering::Relaxed);
     let mut daemon = schedlab_live::daemon::Daemon::start(&store, config, opts.dry_run)
         .context("cannot start the daemon")?;
     let socket = match ControlSocket::bind(&socket_path) {
@@ -128,7 +140,8 @@ pub fn run(opts: &RunOpts) -> Result<()> {
         );
     }
     let mut recent: Vec<String> = Vec::new();
-    let result = daemon.run(&socket, &STOP, opts.duration.map(Duration::from_nanos), |stats, decisions| {
+    let mut tick = |stats: &mut dyn FnMut() -> schedlab_live::daemon::stats::Stats,
+                    decisions: Vec<String>| {
         if opts.quiet {
             return;
         }
@@ -149,7 +162,31 @@ pub fn run(opts: &RunOpts) -> Result<()> {
             }
         }
         let _ = out.flush();
-    });
+    };
+    let deadline = opts.duration.map(|d| std::time::Instant::now() + Duration::from_nanos(d));
+    let result = loop {
+        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        let stop = || STOP.load(Ordering::Relaxed) || RELOAD.load(Ordering::Relaxed);
+        let ran = daemon.run(&socket, &stop, left, &mut tick);
+        if ran.is_err() || !RELOAD.swap(false, Ordering::Relaxed) || STOP.load(Ordering::Relaxed) {
+            break ran;
+        }
+        let Some(path) = &opts.config else {
+            eprintln!("schedlab: SIGHUP: no configuration file to reload (the built-in one is in force)");
+            continue;
+        };
+        match Config::load(path) {
+            Err(e) => eprintln!("schedlab: SIGHUP: {e:#}; the configuration in force stays"),
+            Ok(config) => {
+                let restore =
+                    daemon.shutdown().context("restoring the machine failed; run `schedlab restore`")?;
+                eprintln!("schedlab: SIGHUP: reloaded {}; {}", path.display(), restore.describe());
+                drop(daemon);
+                daemon = schedlab_live::daemon::Daemon::start(&store, config, opts.dry_run)
+                    .context("cannot start the daemon again after a reload")?;
+            }
+        }
+    };
     let summary = daemon.stats();
     let restore = daemon.shutdown().context("restoring the machine failed; run `schedlab restore`")?;
     drop(socket);

@@ -36,10 +36,12 @@ impl Table {
         self
     }
 
-    /// Adds a row; missing trailing cells print empty.
+    /// Adds a row; missing trailing cells print empty. Cells are printed safe for a
+    /// terminal: a process's name may hold control characters, which are escaped
+    /// ([`schedlab_live::text::printable`]).
     pub fn row(&mut self, cells: Vec<String>) {
         debug_assert!(cells.len() <= self.headers.len(), "more cells than columns");
-        self.rows.push(cells);
+        self.rows.push(cells.into_iter().map(|c| schedlab_live::text::printable(&c).into_owned()).collect());
     }
 
     /// Prints the header (unless [`headless`](Table::headless)) and the rows, columns two spaces apart, without trailing

@@ -227,6 +227,46 @@ fn my_batch_job_moves_within_a_second_of_exec_and_ctrl_c_restores_it() {
     assert_eq!((affinity(pid), nice(pid)), original, "Ctrl-C gives back the original affinity and nice");
 }
 
+/// SIGHUP reloads the configuration: a file that does not check leaves the one in
+/// force running; one that does replaces it. Nothing is left changed at the end.
+#[test]
+fn sighup_reloads_a_good_configuration_and_keeps_the_one_in_force_on_a_bad_one() {
+    require_root_and_two_cpus();
+    let s = Scratch::new("hup");
+    let config = s.config("sd-hup-job", "");
+    let job = Killed(Command::new(s.program("sd-hup-job")).arg("30").launch());
+    let pid = job.0.id();
+    let original = (affinity(pid), nice(pid));
+    let daemon = start_daemon(&s, &config, &[]);
+    wait_for_batch_settings(pid, Instant::now());
+    let hangup = || {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(daemon.0.id() as i32, libc::SIGHUP) };
+    };
+    let good = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, "[class.batch]\nnice = 99\n").unwrap();
+    hangup();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(std::os::unix::net::UnixStream::connect(s.path("schedlab.sock")).is_ok(), "still running");
+    assert_eq!(nice(pid), 10, "the configuration in force stays");
+
+    std::fs::write(&config, good.replace("nice = 10", "nice = 5")).unwrap();
+    hangup();
+    let start = Instant::now();
+    while nice(pid) != 5 {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the reloaded class's nice after 5 s: {}",
+            nice(pid)
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let err = interrupt(daemon);
+    assert!(err.contains("nice = 99") || err.contains("99"), "the bad file's error is printed: {err}");
+    assert!(err.contains("the configuration in force stays") && err.contains("SIGHUP: reloaded"), "{err}");
+    assert_eq!((affinity(pid), nice(pid)), original);
+}
+
 #[test]
 fn a_short_lived_process_is_never_touched_and_a_long_lived_one_only_after_min_age() {
     require_root_and_two_cpus();

@@ -3,7 +3,8 @@
 //! sockets they need ([`socket_peers`], Linux only), and the daemon's configuration
 //! ([`config`]), the cpuset cgroups the actuator moves processes into ([`cgroup`],
 //! Linux only), and the model's process profiles from an observation window
-//! ([`profile`]), the same for `observe` and the daemon.
+//! ([`profile`]), the same for `observe` and the daemon; process names made safe to
+//! print ([`text`]).
 
 pub mod activity;
 #[cfg(target_os = "linux")]
@@ -25,5 +26,6 @@ pub mod profile;
 pub mod settings;
 #[cfg(target_os = "linux")]
 pub mod socket_peers;
+pub mod text;
 #[cfg(target_os = "linux")]
 pub mod validate;

@@ -58,6 +58,31 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The store, or the directory it is in, could be written by another user: its
+    /// journal names values a restore writes to processes, so such a file would let that
+    /// user set any process's priority through the next root command.
+    #[error("store {path} is not private: {why}; give it to the user running schedlab (mode 0600, directory not writable by others) or pass --store with another file")]
+    NotPrivate {
+        /// The file or directory.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// Another process holds the store's lock: a daemon runs on it, or a restore.
+    #[error("store {path} is in use by another schedlab daemon or restore; stop it first, or pass --store with another file")]
+    InUse {
+        /// The store file.
+        path: PathBuf,
+    },
+    /// The store file could not be created or checked.
+    #[error("cannot open the store file {path}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A value read from the store is not one this build can decode (a file edited by
     /// hand, or written by a newer schedlab at the same schema version).
     #[error("store {path}: column {column} holds {value:?}, which is not valid")]

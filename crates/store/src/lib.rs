@@ -14,6 +14,7 @@ mod error;
 mod journal;
 mod path;
 mod pfs;
+mod private;
 mod rows;
 pub mod schema;
 
@@ -25,6 +26,7 @@ use rusqlite::Connection;
 pub use confidence::ProgramConfidence;
 pub use error::{Error, Result};
 pub use journal::{Change, JournalEntry, JournalId, Setting};
+pub use private::StoreLock;
 pub use rows::{
     Burst, DependencyEdge, DurationStats, Model, Process, ProcessKey, SyscallCount, Window, WindowId,
 };
@@ -49,17 +51,17 @@ impl Store {
         path::default_path()
     }
 
-    /// Opens the store at `path`, creating the file and its parent directories if they
-    /// do not exist, and migrates it to the latest schema version.
+    /// Opens the store at `path`, creating the file (mode 0600) and its parent
+    /// directories (0700) if they do not exist, and migrates it to the latest schema
+    /// version.
     ///
-    /// An existing file that is not a store is reported ([`Error::Corrupt`]) and left
-    /// untouched; a file from a newer schedlab is refused ([`Error::TooNew`]).
+    /// A file another user owns or could replace is refused ([`Error::NotPrivate`]; see
+    /// the `private` module); an existing file that is not a store is reported
+    /// ([`Error::Corrupt`]) and left untouched; a file from a newer schedlab is refused
+    /// ([`Error::TooNew`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|source| Error::CreateDir { path: dir.to_path_buf(), source })?;
-        }
+        private::prepare(&path)?;
         let wrap = |e| Error::sqlite(path.clone(), BUSY_TIMEOUT.as_millis() as u64, e);
         let mut conn = Connection::open(&path).map_err(wrap)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(wrap)?;
@@ -76,6 +78,13 @@ impl Store {
                 Err(Error::TooNew { path, found, supported: schema::LATEST_VERSION })
             }
         }
+    }
+
+    /// Takes the store's lock for as long as the returned value lives: a daemon holds it
+    /// while it runs, a restore while it works, so that two never act on one journal.
+    /// Fails at once ([`Error::InUse`]) if another process holds it.
+    pub fn lock(&self) -> Result<StoreLock> {
+        StoreLock::take(&self.path)
     }
 
     /// The file this store was opened from.

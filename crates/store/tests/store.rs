@@ -351,3 +351,76 @@ fn pfs_store_round_trips_through_the_table() {
     drop(store);
     assert_eq!(Store::open(dir.file("pfs.db")).unwrap().load_pfs().unwrap(), pfs);
 }
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn a_store_is_private_to_its_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("private");
+    let path = dir.file("new/deeper/s.db");
+    let store = Store::open(&path).unwrap();
+    let change = Change {
+        time_unix_ns: 1,
+        target: key(1, 2),
+        what: Setting::Nice,
+        old_value: "0".into(),
+        new_value: "-5".into(),
+        boot_id: String::new(),
+    };
+    store.journal_insert(&change).unwrap();
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(&dir.file("new/deeper/s.db-wal")), 0o600, "SQLite gives its companions the file's mode");
+    assert_eq!((mode(&dir.file("new")), mode(&dir.file("new/deeper"))), (0o700, 0o700));
+    drop(store);
+
+    // A file others may read is made private when opened.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    drop(Store::open(&path).unwrap());
+    assert_eq!(mode(&path), 0o600);
+
+    // A directory anyone may write in, without the sticky bit: anyone could replace it.
+    let open = dir.file("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let e = Store::open(open.join("s.db")).unwrap_err();
+    assert!(matches!(&e, Error::NotPrivate { why, .. } if why.contains("not sticky")), "{e}");
+    // A symlink in place of the file is not followed.
+    std::os::unix::fs::symlink(&path, dir.file("link.db")).unwrap();
+    assert!(Store::open(dir.file("link.db")).is_err());
+}
+
+/// Root must not act on a journal another user could have written.
+#[test]
+fn a_store_another_user_owns_is_refused() {
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { libc::geteuid() }, 0, "this test needs root (to give a file to another user)");
+    let dir = TempDir::new("owner");
+    let path = dir.file("s.db");
+    drop(Store::open(&path).unwrap());
+    std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+    let e = Store::open(&path).unwrap_err();
+    assert!(matches!(&e, Error::NotPrivate { why, .. } if why.contains("uid 65534")), "{e}");
+    std::os::unix::fs::chown(&path, Some(0), Some(0)).unwrap();
+    // The log exists while a connection is open.
+    let open = Store::open(&path).unwrap();
+    open.commit_without_syncs().unwrap();
+    std::os::unix::fs::chown(dir.file("s.db-wal"), Some(65534), None).unwrap();
+    assert!(matches!(Store::open(&path).unwrap_err(), Error::NotPrivate { .. }), "nor a companion of theirs");
+    std::os::unix::fs::chown(dir.file("s.db-wal"), Some(0), None).unwrap();
+}
+
+#[test]
+fn one_daemon_or_restore_at_a_time_holds_the_lock() {
+    let dir = TempDir::new("lock");
+    let path = dir.file("s.db");
+    let first = Store::open(&path).unwrap();
+    let held = first.lock().unwrap();
+    let second = Store::open(&path).unwrap();
+    assert!(matches!(second.lock().unwrap_err(), Error::InUse { .. }));
+    drop(held);
+    let _now = second.lock().unwrap();
+}

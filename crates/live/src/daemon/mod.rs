@@ -50,7 +50,6 @@ pub mod windows;
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
@@ -76,6 +75,8 @@ pub enum DaemonError {
     Observer(#[from] ObserverError),
     #[error("the journal: {0}")]
     Actuator(#[from] ActuatorError),
+    #[error(transparent)]
+    Store(#[from] schedlab_store::Error),
     #[error("the control socket {path}: {source}")]
     Socket { path: String, source: io::Error },
     #[error("{0}")]
@@ -154,6 +155,8 @@ impl Drop for Checkpointer {
 /// The daemon: the decision core and the live machine it acts on.
 #[derive(Debug)]
 pub struct Daemon<'s> {
+    /// The store's lock: no other daemon or restore acts on this journal meanwhile.
+    _lock: schedlab_store::StoreLock,
     core: Core,
     live: Live<'s>,
     /// The store's checkpoints, off the loop (`None`: the loop's connections do them).
@@ -181,6 +184,7 @@ impl<'s> Daemon<'s> {
     /// Restores what a previous daemon left in the journal, starts the observer, and
     /// classifies the processes that run now (by rules; the model watches the others).
     pub fn start(store: &'s Store, config: Config, dry_run: bool) -> Result<Daemon<'s>, DaemonError> {
+        let lock = store.lock()?;
         let mut actuator = Actuator::new(store);
         let report = actuator.restore_all()?;
         if let Some((_, e)) = report.failed.first() {
@@ -234,6 +238,7 @@ impl<'s> Daemon<'s> {
         on_loop.extend(knowledge.as_ref());
         let checkpointer = Checkpointer::start(&on_loop);
         let mut daemon = Daemon {
+            _lock: lock,
             core: Core::new(config, setup, Instant::now()),
             live: Live::new(observer, actuator, expiry, sched_events, dry_run),
             _checkpointer: checkpointer,
@@ -255,14 +260,15 @@ impl<'s> Daemon<'s> {
         Ok(daemon)
     }
 
-    /// Runs until `stop` is set (a signal) or `duration` passes, calling `tick` about
+    /// Runs until `stop` says so (a signal) or `duration` passes, calling `tick` about
     /// once a second with the decisions made since the last call and a way to get the
     /// statistics (their percentiles cost the real-time loop ~100 µs: taken only when
-    /// shown); then restores everything. Serves the control socket meanwhile.
+    /// shown). Serves the control socket meanwhile. It restores nothing when it returns:
+    /// [`Daemon::shutdown`] does, or the daemon runs on (`run` again).
     pub fn run(
         &mut self,
         socket: &ControlSocket,
-        stop: &AtomicBool,
+        stop: &dyn Fn() -> bool,
         duration: Option<Duration>,
         mut tick: impl FnMut(&mut dyn FnMut() -> Stats, Vec<String>),
     ) -> Result<(), DaemonError> {
@@ -271,7 +277,7 @@ impl<'s> Daemon<'s> {
         let mut elevation = priority::Elevation::raise();
         self.reaction_thread = elevation.describe();
         let result = loop {
-            if stop.load(Ordering::Relaxed) || duration.is_some_and(|d| self.core.uptime(&self.live) >= d) {
+            if stop() || duration.is_some_and(|d| self.core.uptime(&self.live) >= d) {
                 break Ok(());
             }
             if let Some(why) = elevation.check() {
@@ -284,7 +290,7 @@ impl<'s> Daemon<'s> {
             let wait = self.core.next_wait(&self.live);
             match self.live.observer.poll(&mut Collect(&mut batch), wait) {
                 Ok(_) => {}
-                Err(_) if stop.load(Ordering::Relaxed) => break Ok(()),
+                Err(_) if stop() => break Ok(()),
                 Err(e) => break Err(e.into()),
             }
             self.core.events(&batch, &mut self.live);

@@ -80,8 +80,14 @@ impl Slices {
         if wanted == 0 {
             self.set.remove(&tid.0);
         } else {
-            self.set
-                .insert(tid.0, SliceRow { slice_ns: wanted, predicted_ns: predicted, program: program() });
+            self.set.insert(
+                tid.0,
+                SliceRow {
+                    slice_ns: wanted,
+                    predicted_ns: predicted,
+                    program: crate::text::printable(&program()).into_owned(),
+                },
+            );
         }
         Some(wanted)
     }

@@ -94,6 +94,7 @@ impl LatencyHistogram {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProcessRow {
     pub pid: u32,
+    /// Its name, control characters escaped ([`crate::text::printable`]).
     pub comm: String,
     /// Its class, if it has one.
     pub class: Option<String>,

@@ -383,13 +383,15 @@ impl Core {
         format!("{pid} ({})", self.comm_of(pid, k))
     }
 
+    /// The name of thread `tid`'s process, safe to print ([`crate::text::printable`]).
     fn comm_of(&self, tid: u32, k: &dyn Kernel) -> String {
         let tgid = self.tgids.get(&tid).copied().unwrap_or(tid);
-        self.procs
+        let comm = self
+            .procs
             .get(&tgid)
-            .map(|p| p.info.comm.clone())
-            .or_else(|| k.task(tid).map(|t| t.comm.clone()))
-            .unwrap_or_default()
+            .map(|p| p.info.comm.as_str())
+            .or_else(|| k.task(tid).map(|t| t.comm.as_str()));
+        crate::text::printable(comm.unwrap_or_default()).into_owned()
     }
 
     fn set_state(&mut self, pid: u32, state: State) {

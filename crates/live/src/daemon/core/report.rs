@@ -55,7 +55,7 @@ impl Core {
         });
         ProcessRow {
             pid: p.info.pid,
-            comm: p.info.comm.clone(),
+            comm: crate::text::printable(&p.info.comm).into_owned(),
             class: p.class.clone(),
             reason: stats::reason_json(&p.reason),
             state: match &p.state {

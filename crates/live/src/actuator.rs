@@ -199,22 +199,12 @@ impl<'s> Actuator<'s> {
     /// with [`Actuator::revert`], last first.
     pub fn raise_nice(&mut self, process: &ProcessHandle, nice: i32) -> Result<Vec<JournalId>> {
         check_nice(process, nice)?;
-        let mut ids = Vec::with_capacity(2);
-        if let Value::Policy(p) = self.read(process, Setting::Policy)? {
-            if !p.reset_on_fork {
-                ids.push(self.change(process, Value::Policy(p.with_reset_on_fork(true)))?);
+        match self.read(process, Setting::Policy)? {
+            Value::Policy(p) if !p.reset_on_fork => {
+                self.change_all(process, vec![Value::Policy(p.with_reset_on_fork(true)), Value::Nice(nice)])
             }
+            _ => self.change_all(process, vec![Value::Nice(nice)]),
         }
-        match self.change(process, Value::Nice(nice)) {
-            Ok(id) => ids.push(id),
-            Err(e) => {
-                for &id in ids.iter().rev() {
-                    let _ = self.revert(process, id);
-                }
-                return Err(e);
-            }
-        }
-        Ok(ids)
     }
 
     /// Raises the process to real-time `policy` at `rt_priority` (a boost), with
@@ -229,7 +219,7 @@ impl<'s> Actuator<'s> {
         let value = PolicyValue::new(policy, rt_priority, 0)
             .map_err(|e| kernel_err("set policy", process.pid(), e))?
             .with_reset_on_fork(true);
-        Ok(vec![self.change(process, Value::Policy(value))?])
+        self.change_all(process, vec![Value::Policy(value)])
     }
 
     /// What this run's changes `ids` of the process set and would write back, as
@@ -238,11 +228,9 @@ impl<'s> Actuator<'s> {
     pub fn values(&self, key: ProcessKey, ids: &[JournalId]) -> Vec<(Value, Value)> {
         ids.iter()
             .filter_map(|id| {
-                let made = self
-                    .stacks
+                let made = Setting::ALL
                     .iter()
-                    .filter(|((k, _), _)| *k == key)
-                    .find_map(|(_, stack)| stack.iter().find(|m| m.id == *id))?;
+                    .find_map(|&what| self.stacks.get(&(key, what))?.iter().find(|m| m.id == *id))?;
                 Some((made.new.clone(), made.old.clone()))
             })
             .collect()
@@ -343,11 +331,9 @@ impl<'s> Actuator<'s> {
     /// process schedlab never changed.
     pub fn changed_externally(&self, process: &ProcessHandle) -> bool {
         let key = process.key();
-        let mut ours = self
-            .stacks
-            .iter()
-            .filter(|((k, _), _)| *k == key)
-            .filter_map(|((_, what), stack)| Some((*what, &stack.last()?.new)))
+        let mut ours = Setting::ALL
+            .into_iter()
+            .filter_map(|what| Some((what, &self.stacks.get(&(key, what))?.last()?.new)))
             .peekable();
         if ours.peek().is_none() {
             return false;
@@ -358,17 +344,11 @@ impl<'s> Actuator<'s> {
         ours.any(|(what, set)| Value::read(what, process.pid()).ok().as_ref() != Some(set))
     }
 
-    /// Stops managing the process: its pending journal entries are marked undone without
-    /// writing the old values back, so that a user's own change stays.
+    /// Stops managing the process: its pending journal entries (all of this run's: a
+    /// previous run's were restored at the start) are marked undone without writing the
+    /// old values back, so that a user's own change stays.
     pub fn release(&mut self, process: &ProcessHandle) -> Result<()> {
-        let key = process.key();
-        for entry in self.store.journal_pending()? {
-            if entry.change.target == key {
-                self.store.journal_mark_undone(entry.id)?;
-            }
-        }
-        self.stacks.retain(|(k, _), _| *k != key);
-        Ok(())
+        self.forget(process.key())
     }
 
     /// Undoes every pending entry of the journal, newest first (cgroup moves before
@@ -427,37 +407,55 @@ impl<'s> Actuator<'s> {
 
     /// Journals, then applies, one change to the main thread and to the threads that
     /// have what it has. Returns the entry's id.
-    ///
-    /// If applying fails, the old value is put back where the new one was written (best
-    /// effort) and the entry stays pending and not applied, for `restore_all` to close.
     fn change(&mut self, process: &ProcessHandle, new: Value) -> Result<JournalId> {
-        let what = new.setting();
+        Ok(self.change_all(process, vec![new])?[0])
+    }
+
+    /// Journals (in one transaction), then applies, changes of different settings to the
+    /// main thread and to the threads that have what it has, in one pass over the
+    /// threads. Returns the entries' ids, in order.
+    ///
+    /// If applying fails, the old values are put back where the new ones were written
+    /// (best effort) and the entries stay pending and not applied, for `restore_all` to
+    /// close.
+    fn change_all(&mut self, process: &ProcessHandle, news: Vec<Value>) -> Result<Vec<JournalId>> {
         if !process.is_same() {
             return Err(ActuatorError::NotSame(process.key()));
         }
         let pid = process.pid();
-        let old = self.read(process, what)?;
-        let id = self.store.journal_insert(&Change {
-            time_unix_ns: now_unix_ns(),
-            target: process.key(),
-            what,
-            old_value: old.to_string(),
-            new_value: new.to_string(),
-            boot_id: crate::process::boot_id().to_string(),
-        })?;
-        if let Err(e) = apply_to_threads(process, &old, &new) {
-            let _ = write_back(process, &new, &old);
-            return Err(kernel_err(&format!("set {}", what.as_str()), pid, e));
+        let olds = news.iter().map(|n| self.read(process, n.setting())).collect::<Result<Vec<_>>>()?;
+        let changes: Vec<Change> = olds
+            .iter()
+            .zip(&news)
+            .map(|(old, new)| Change {
+                time_unix_ns: now_unix_ns(),
+                target: process.key(),
+                what: new.setting(),
+                old_value: old.to_string(),
+                new_value: new.to_string(),
+                boot_id: crate::process::boot_id().to_string(),
+            })
+            .collect();
+        let ids = self.store.journal_insert_all(&changes)?;
+        let pairs: Vec<(&Value, &Value)> = olds.iter().zip(&news).collect();
+        if let Err((at, e)) = apply_to_threads(process, &pairs) {
+            for (old, new) in pairs[..=at].iter().rev() {
+                let _ = write_back(process, new, old);
+            }
+            return Err(kernel_err(&format!("set {}", news[at].setting().as_str()), pid, e));
         }
-        self.unmarked.push(id);
-        let now = self.read(process, what)?;
-        if now != new {
-            // The kernel keeps something else (a CPU list cut to the online CPUs): a
-            // restore after a crash compares with what it kept.
-            self.store.journal_set_values(id, &old.to_string(), &now.to_string())?;
+        self.unmarked.extend(&ids);
+        for ((id, old), new) in ids.iter().zip(olds).zip(news) {
+            let what = new.setting();
+            let now = self.read(process, what)?;
+            if now != new {
+                // The kernel keeps something else (a CPU list cut to the online CPUs): a
+                // restore after a crash compares with what it kept.
+                self.store.journal_set_values(*id, &old.to_string(), &now.to_string())?;
+            }
+            self.stacks.entry((process.key(), what)).or_default().push(Made { id: *id, old, new: now });
         }
-        self.stacks.entry((process.key(), what)).or_default().push(Made { id, old, new: now });
-        Ok(id)
+        Ok(ids)
     }
 }
 
@@ -502,30 +500,35 @@ fn restore_one(entry: &JournalEntry) -> Result<Restored> {
     }
 }
 
-/// Applies `new` to the main thread and to each thread that has `old` (what the main
-/// thread had); a thread with a value of its own is left alone, one that exited
-/// meanwhile (`ESRCH`) skipped. A cgroup, per process, is written once. The process is
-/// checked to be the same after the threads are listed, so the tids are its own.
-fn apply_to_threads(process: &ProcessHandle, old: &Value, new: &Value) -> io::Result<()> {
-    if let Value::Cgroup(_) = new {
-        return new.apply(process.pid());
-    }
-    let tids = process.threads()?;
+/// Applies each (old, new) pair's `new` to the main thread and to each thread that has
+/// its `old` (what the main thread had); a thread with a value of its own is left
+/// alone, one that exited meanwhile (`ESRCH`) skipped. A cgroup, per process, is written
+/// once. The process is checked to be the same after the threads are listed, so the
+/// tids are its own. On failure, which pair failed, and why.
+fn apply_to_threads(process: &ProcessHandle, pairs: &[(&Value, &Value)]) -> Result<(), (usize, io::Error)> {
+    let tids = process.threads().map_err(|e| (0, e))?;
     if !process.is_same() {
-        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        return Err((0, io::Error::from_raw_os_error(libc::ESRCH)));
     }
-    for tid in tids {
-        if tid != process.pid() {
-            match Value::read(new.setting(), tid) {
-                Ok(own) if own != *old => continue,
-                Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
-                Err(e) => return Err(e),
-            }
+    for (at, (old, new)) in pairs.iter().enumerate() {
+        let fail = |e| (at, e);
+        if let Value::Cgroup(_) = new {
+            new.apply(process.pid()).map_err(fail)?;
+            continue;
         }
-        match new.apply(tid) {
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-            other => other?,
+        for &tid in &tids {
+            if tid != process.pid() {
+                match Value::read(new.setting(), tid) {
+                    Ok(own) if own != **old => continue,
+                    Ok(_) => {}
+                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
+                    Err(e) => return Err(fail(e)),
+                }
+            }
+            match new.apply(tid) {
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                other => other.map_err(fail)?,
+            }
         }
     }
     Ok(())

@@ -106,6 +106,15 @@ impl Store {
         Ok(JournalId(self.conn.last_insert_rowid()))
     }
 
+    /// Writes changes to the journal in one transaction (the parts of one raise, on the
+    /// reaction path: one commit instead of one each); returns their ids, in order.
+    pub fn journal_insert_all(&self, changes: &[Change]) -> Result<Vec<JournalId>> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        let ids = changes.iter().map(|c| self.journal_insert(c)).collect::<Result<Vec<_>>>()?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(ids)
+    }
+
     /// Records that the change of entry `id` was applied.
     pub fn journal_mark_applied(&self, id: JournalId) -> Result<()> {
         self.journal_set(id, "UPDATE journal SET applied = 1 WHERE id = ?1")

@@ -42,6 +42,12 @@ struct Leases {
     by_id: HashMap<RaiseId, Lease>,
     /// How many raises the clock ended (the loop did not in time).
     expired: u64,
+    /// The thread waits with no deadline (there was no lease): a new lease must wake
+    /// it. Otherwise it wakes by itself by the time the earliest lease it saw runs out,
+    /// which is never later than a new lease's by more than the new one's reaction time
+    /// (every lease runs the same `boost_max_ms` from a block), so a boost needs no
+    /// wake-up of this thread (a real-time one: it would preempt the workload).
+    idle: bool,
     stop: bool,
 }
 
@@ -83,8 +89,11 @@ impl Expiry {
     /// Raise `id` of `process` wrote `writes` ((new, old) pairs, in order) and holds
     /// until `until` (the monotonic clock, ns) at the latest.
     pub fn lease(&self, id: RaiseId, process: ProcessKey, writes: Vec<(Value, Value)>, until: Ns) {
-        self.shared.lock().by_id.insert(id, Lease { process, writes, until });
-        self.shared.changed.notify_one();
+        let mut leases = self.shared.lock();
+        leases.by_id.insert(id, Lease { process, writes, until });
+        if leases.idle {
+            self.shared.changed.notify_one();
+        }
     }
 
     /// Raise `id` holds until `until` now.
@@ -109,7 +118,7 @@ impl Expiry {
 impl Drop for Expiry {
     fn drop(&mut self) {
         self.shared.lock().stop = true;
-        self.shared.changed.notify_one();
+        self.shared.changed.notify_all();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -130,7 +139,12 @@ fn run(shared: &Shared) {
             }
         }
         leases = match leases.by_id.values().map(|l| l.until).min() {
-            None => shared.changed.wait(leases).unwrap_or_else(|e| e.into_inner()),
+            None => {
+                leases.idle = true;
+                let mut woken = shared.changed.wait(leases).unwrap_or_else(|e| e.into_inner());
+                woken.idle = false;
+                woken
+            }
             Some(next) => {
                 let wait = Duration::from_nanos(next.saturating_sub(now));
                 shared.changed.wait_timeout(leases, wait).unwrap_or_else(|e| e.into_inner()).0

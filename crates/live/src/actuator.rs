@@ -324,6 +324,11 @@ impl<'s> Actuator<'s> {
         Ok(())
     }
 
+    /// Whether this run has pending changes of the process.
+    pub fn changes(&self, key: ProcessKey) -> bool {
+        Setting::ALL.into_iter().any(|what| self.stacks.contains_key(&(key, what)))
+    }
+
     /// Whether a setting schedlab changed on this process now differs, on its main
     /// thread, from what schedlab last set (a user's renice, taskset or chrt: the user
     /// wins, and the caller stops managing the process), or can no longer be read (the

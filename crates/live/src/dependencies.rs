@@ -23,10 +23,15 @@ pub struct Dependency {
     pub wakeups: u64,
 }
 
+/// The most edges a recorder keeps: past it, the half with the fewest wakeups goes.
+pub const MAX_EDGES: usize = 10_000;
+
 /// A [`SwapDetector`] that also remembers every confirmed dependency edge.
 pub struct DependencyRecorder {
     detector: SwapDetector,
     edges: HashMap<(Pid, Pid, Resource), Dependency>,
+    /// How many edges each thread is in: what [`DependencyRecorder::forget`] looks up.
+    involved: HashMap<Pid, u32>,
 }
 
 impl std::fmt::Debug for DependencyRecorder {
@@ -55,7 +60,46 @@ impl DependencyRecorder {
 
     /// Around a given detector.
     pub fn with_detector(detector: SwapDetector) -> Self {
-        DependencyRecorder { detector, edges: HashMap::new() }
+        DependencyRecorder { detector, edges: HashMap::new(), involved: HashMap::new() }
+    }
+
+    /// Forgets the edges of thread `tid` (it exited): a daemon's edges are those of
+    /// threads alive. Costs a lookup for a thread in no edge.
+    pub fn forget(&mut self, tid: Pid) {
+        if self.involved.remove(&tid).is_some() {
+            self.edges.retain(|&(r, p, _), _| r != tid && p != tid);
+            self.recount();
+        }
+    }
+
+    /// The number of edges kept.
+    pub fn len(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// Whether no edge is kept.
+    pub fn is_empty(&self) -> bool {
+        self.edges.is_empty()
+    }
+
+    /// Keeps the edges within [`MAX_EDGES`]: past it, the half with the fewest wakeups
+    /// is dropped.
+    fn bound(&mut self) {
+        if self.edges.len() <= MAX_EDGES {
+            return;
+        }
+        let mut wakeups: Vec<u64> = self.edges.values().map(|d| d.wakeups).collect();
+        let (_, &mut median, _) = wakeups.select_nth_unstable(MAX_EDGES / 2);
+        self.edges.retain(|_, d| d.wakeups > median);
+        self.recount();
+    }
+
+    fn recount(&mut self) {
+        self.involved.clear();
+        for &(r, p, _) in self.edges.keys() {
+            *self.involved.entry(r).or_default() += 1;
+            *self.involved.entry(p).or_default() += 1;
+        }
     }
 
     /// The detector.
@@ -111,15 +155,14 @@ impl EventSink for DependencyRecorder {
         self.detector.observe(event);
         for (requester, provider, resource) in links {
             let confidence = self.detector.confidence(&resource, provider).map_or(0, |c| c.value());
-            let e = self.edges.entry((requester, provider, resource)).or_insert(Dependency {
-                requester,
-                provider,
-                resource,
-                confidence,
-                wakeups: 0,
+            let e = self.edges.entry((requester, provider, resource)).or_insert_with(|| {
+                *self.involved.entry(requester).or_default() += 1;
+                *self.involved.entry(provider).or_default() += 1;
+                Dependency { requester, provider, resource, confidence, wakeups: 0 }
             });
             e.confidence = confidence;
             e.wakeups += 1;
         }
+        self.bound();
     }
 }

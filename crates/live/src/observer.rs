@@ -579,6 +579,14 @@ impl Observer {
         Ok(out)
     }
 
+    /// Forgets the tasks that are gone (their exit was lost to a full ring buffer):
+    /// what is kept stays bounded by the tasks alive. Returns how many.
+    pub fn forget_gone_tasks(&mut self) -> usize {
+        let before = self.tasks.len();
+        self.tasks.retain(|tid, _| Path::new(&format!("/proc/{tid}")).exists());
+        before - self.tasks.len()
+    }
+
     /// Watches thread `tid` (or stops): its blocking switches and its wakings wake the
     /// reader at once instead of waiting for the wake-up threshold, so the daemon reacts
     /// to a block within microseconds rather than a poll period; with

@@ -183,6 +183,15 @@ impl Store {
             .collect()
     }
 
+    /// Deletes the closed (undone) entries but the newest `keep`: the journal of a
+    /// daemon that runs for months stays within its pending entries plus `keep`.
+    /// Returns how many were deleted.
+    pub fn journal_prune(&self, keep: usize) -> Result<usize> {
+        let sql = "DELETE FROM journal WHERE undone = 1 AND id <= (
+                       SELECT id FROM journal WHERE undone = 1 ORDER BY id DESC LIMIT 1 OFFSET ?1)";
+        self.conn.prepare_cached(sql).and_then(|mut st| st.execute([keep as i64])).map_err(|e| self.err(e))
+    }
+
     /// Runs an update of one journal entry; an unknown id is an error.
     fn journal_set(&self, id: JournalId, sql: &str) -> Result<()> {
         match self.conn.prepare_cached(sql).and_then(|mut st| st.execute([id.0])).map_err(|e| self.err(e))? {

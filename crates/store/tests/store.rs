@@ -295,6 +295,13 @@ fn journal_lists_pending_changes_newest_first_until_undone() {
 
     let unknown = schedlab_store::JournalId(ids[4].0 + 100);
     assert!(matches!(store.journal_set_values(unknown, "", "").unwrap_err(), Error::NoJournalEntry { .. }));
+
+    // Pruning deletes closed entries only, the newest `keep` of them kept.
+    assert_eq!(store.journal_prune(1).unwrap(), 1, "of the two closed, the older goes");
+    assert_eq!(store.journal_prune(1).unwrap(), 0);
+    assert_eq!(store.journal_pending().unwrap().len(), 3, "pending entries are never pruned");
+    assert!(store.journal_mark_undone(ids[0]).is_err(), "the older closed entry is gone");
+    store.journal_mark_undone(ids[4]).unwrap();
     assert!(matches!(store.journal_mark_undone(unknown).unwrap_err(), Error::NoJournalEntry { .. }));
     assert!(matches!(store.journal_mark_applied(unknown).unwrap_err(), Error::NoJournalEntry { .. }));
     assert_eq!(Setting::ALL.map(|s| Setting::from_word(s.as_str())), Setting::ALL.map(Some));

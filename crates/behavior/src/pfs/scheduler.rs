@@ -6,8 +6,14 @@ use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState};
 
 use crate::pfs::{Controller, Decision, Log, LogState, PfsParams, PfsStore};
 
-/// The most state changes kept for one process without a PFS; past this it gets none.
-pub const MAX_LOG_ENTRIES: usize = 200_000;
+/// The most state changes kept for one process without a PFS; past this it gets none
+/// (16 bytes each: 320 KB).
+pub const MAX_LOG_ENTRIES: usize = 20_000;
+/// The most processes logged at once (for programs without a PFS yet); one more
+/// starts without a log, so a daemon's logs stay within `MAX_LOGS × MAX_LOG_ENTRIES`.
+pub const MAX_LOGS: usize = 1024;
+/// The most programs with a PFS kept.
+pub const MAX_PROGRAMS: usize = 4096;
 
 /// PFS for a whole machine: processes of programs without a PFS are logged and get one
 /// when they exit; processes of programs with one are scheduled by the controller,
@@ -38,12 +44,26 @@ impl PfsScheduler {
         self.logs.remove(&pid);
         if self.store.get(&program).is_some() {
             self.controller.created(pid, &program, &self.store);
-        } else {
+        } else if self.logs.len() < MAX_LOGS {
             let mut log = Log::default();
             log.record(now, LogState::Ready);
             self.logs.insert(pid, log);
         }
         self.program.insert(pid, program);
+    }
+
+    /// Keeps the programs known below [`MAX_PROGRAMS`] before one more is added: any
+    /// user can run programs under as many paths as they like. A program no live
+    /// process runs goes first.
+    fn make_room(&mut self) {
+        if self.store.programs.len() < MAX_PROGRAMS {
+            return;
+        }
+        let running: std::collections::HashSet<&String> = self.program.values().collect();
+        let idle = self.store.programs.keys().find(|p| !running.contains(p)).cloned();
+        if let Some(p) = idle.or_else(|| self.store.programs.keys().next().cloned()) {
+            self.store.programs.remove(&p);
+        }
     }
 
     fn log(&mut self, pid: u32, now: Ns, state: LogState) {
@@ -95,6 +115,7 @@ impl EventSink for PfsScheduler {
                 self.controller.terminated(pid.0, now, &mut self.store);
                 let program = self.program.remove(&pid.0);
                 if let (Some(log), Some(program)) = (self.logs.remove(&pid.0), program) {
+                    self.make_room();
                     self.store.insert_new(log.to_pfs(&program, now));
                 }
             }
@@ -151,5 +172,33 @@ mod tests {
         assert!(s.keep_running(Pid(2), 1015 * MS), "15 ms left ≤ T_m 20 ms");
         s.event(&ev(1030 * MS, switch(2, PrevState::Blocked, 0)));
         assert_eq!(s.store.get("/bin/t").unwrap().bursts().next(), Some(30 * MS));
+    }
+
+    #[test]
+    fn the_programs_and_logs_kept_are_bounded() {
+        let mut s = PfsScheduler::new(PfsParams::default(), PfsStore::default());
+        one_run(&mut s, 1, 0);
+        let pfs = s.store.get("/bin/t").unwrap().clone();
+        for i in 1..MAX_PROGRAMS {
+            s.store.insert_new(crate::pfs::Pfs { program: format!("/x/{i}"), ..pfs.clone() });
+        }
+        s.store.programs.remove("/bin/t");
+        assert_eq!(s.store.programs.len(), MAX_PROGRAMS - 1);
+        s.store.insert_new(crate::pfs::Pfs { program: "/x/0".into(), ..pfs.clone() });
+        // Full: the next program's PFS takes the place of one no process runs.
+        one_run(&mut s, 2, 0);
+        assert_eq!(s.store.programs.len(), MAX_PROGRAMS);
+        assert!(s.store.get("/bin/t").is_some());
+        // Past MAX_LOGS processes of programs without a PFS, a new one is not logged.
+        for pid in 0..MAX_LOGS as u32 + 5 {
+            let exec = EventKind::Exec {
+                pid: Pid(100 + pid),
+                tgid: Pid(100 + pid),
+                comm: "n".into(),
+                path: "/new".into(),
+            };
+            s.event(&ev(0, exec));
+        }
+        assert_eq!(s.logs.len(), MAX_LOGS);
     }
 }

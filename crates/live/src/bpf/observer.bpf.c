@@ -183,8 +183,11 @@ volatile u8 hook_on = 0;
  * needs no task-storage lookup (which, cold, costs a wake-up microseconds). */
 volatile u8 any_marked = 0;
 
+/* Least recently used first out: the keys of processes that exited are never deleted,
+ * and a plain hash would stop counting anything once 65,536 (process, call) pairs were
+ * seen; an LRU hash drops the stale ones instead. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct count_key);
 	__type(value, u64);

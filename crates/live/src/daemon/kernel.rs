@@ -22,6 +22,11 @@ pub trait Kernel {
     /// `CLOCK_MONOTONIC` now, in ns: the clock of the events' times (a blocked
     /// requester's wait, a boost's age).
     fn monotonic_ns(&self) -> Ns;
+    /// Whether thread (or process) `tid` exists.
+    fn alive(&self, tid: u32) -> bool;
+    /// The start time of process `pid` (clock ticks since boot), `None` if it is gone:
+    /// a pid whose start time changed is another process's now.
+    fn start_time(&self, pid: u32) -> Option<u64>;
     /// What /proc says of process `pid`; `None` if it is gone.
     fn process(&self, pid: u32) -> Option<ProcInfo>;
     /// How long a process that started at `start_time` (clock ticks since boot, as

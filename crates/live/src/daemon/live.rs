@@ -31,9 +31,10 @@ pub struct Live<'s> {
     pub groups: BTreeMap<String, CpusetGroup>,
     /// Decisions are shown, not carried out.
     pub dry_run: bool,
-    /// The handles of the processes acted on, by pid: opened at the first decision on a
-    /// process that names its start time, dropped when the process is forgotten.
-    handles: HashMap<u32, ProcessHandle>,
+    /// Handles of the processes acted on lately: a pidfd each, so at most
+    /// [`MAX_HANDLES`] (a machine of thousands of managed processes must not use up the
+    /// daemon's descriptors); one not held is opened again when needed.
+    handles: Handles,
     /// What the observer records of switches and wakings outside profiling windows.
     sched_events: SchedEvents,
     /// The raises in force: their process and the journal entries each made.
@@ -57,7 +58,7 @@ impl<'s> Live<'s> {
             actuator,
             groups: BTreeMap::new(),
             dry_run,
-            handles: HashMap::new(),
+            handles: Handles::default(),
             sched_events,
             raises: HashMap::new(),
             expiry,
@@ -65,14 +66,43 @@ impl<'s> Live<'s> {
     }
 }
 
-/// The handle of `process`, opened if it is not held yet; `None` if the pid is not that
-/// process (any more).
-fn handle(handles: &mut HashMap<u32, ProcessHandle>, process: ProcessKey) -> Option<&ProcessHandle> {
-    if handles.get(&process.pid.0).is_none_or(|h| h.key() != process) {
-        let h = ProcessHandle::open(process.pid).ok().filter(|h| h.start_time() == process.start_time)?;
-        handles.insert(process.pid.0, h);
+/// The most process handles (pidfds) held at once.
+pub const MAX_HANDLES: usize = 256;
+
+/// Process handles by pid, the least recently used dropped past [`MAX_HANDLES`].
+#[derive(Debug, Default)]
+struct Handles {
+    by_pid: HashMap<u32, (ProcessHandle, u64)>,
+    /// Counts uses: the last use of each handle is when it was.
+    uses: u64,
+}
+
+impl Handles {
+    /// The handle of `process`, opened if it is not held; `None` if the pid is not that
+    /// process (any more).
+    fn get(&mut self, process: ProcessKey) -> Option<&ProcessHandle> {
+        self.uses += 1;
+        let held = self.by_pid.get(&process.pid.0).is_some_and(|(h, _)| h.key() == process);
+        if !held {
+            let h = ProcessHandle::open(process.pid).ok().filter(|h| h.start_time() == process.start_time)?;
+            if self.by_pid.len() >= MAX_HANDLES {
+                let oldest = self.by_pid.iter().min_by_key(|(_, (_, used))| *used).map(|(&pid, _)| pid);
+                self.by_pid.remove(&oldest.expect("full"));
+            }
+            self.by_pid.insert(process.pid.0, (h, 0));
+        }
+        let (h, used) = self.by_pid.get_mut(&process.pid.0).expect("held or just opened");
+        *used = self.uses;
+        Some(h)
     }
-    handles.get(&process.pid.0)
+
+    fn remove(&mut self, pid: u32) {
+        self.by_pid.remove(&pid);
+    }
+
+    fn held(&self, process: ProcessKey) -> Option<&ProcessHandle> {
+        self.by_pid.get(&process.pid.0).map(|(h, _)| h).filter(|h| h.key() == process)
+    }
 }
 
 impl Kernel for Live<'_> {
@@ -82,6 +112,14 @@ impl Kernel for Live<'_> {
 
     fn monotonic_ns(&self) -> Ns {
         crate::process::monotonic_ns()
+    }
+
+    fn alive(&self, tid: u32) -> bool {
+        std::path::Path::new(&format!("/proc/{tid}")).exists()
+    }
+
+    fn start_time(&self, pid: u32) -> Option<u64> {
+        crate::process::start_time(Pid(pid)).ok()
     }
 
     fn process(&self, pid: u32) -> Option<ProcInfo> {
@@ -171,7 +209,7 @@ impl Enforcer for Live<'_> {
                 )
             }
             Decision::Forget { process } => {
-                self.handles.remove(&process.pid.0);
+                self.handles.remove(process.pid.0);
                 let expiry = &self.expiry;
                 self.raises.retain(|id, (k, _)| {
                     let keep = k != process;
@@ -182,7 +220,7 @@ impl Enforcer for Live<'_> {
                 });
                 outcome(self.actuator.forget(*process))
             }
-            Decision::Release { process } => match handle(&mut self.handles, *process) {
+            Decision::Release { process } => match self.handles.get(*process) {
                 Some(h) => outcome(self.actuator.release(h)),
                 None => Outcome::Skipped,
             },
@@ -195,7 +233,7 @@ impl Enforcer for Live<'_> {
                 Err(e) => Outcome::Failed(e.to_string()),
             },
             Decision::Set { process, change } => {
-                let Some(h) = handle(&mut self.handles, *process) else { return Outcome::Skipped };
+                let Some(h) = self.handles.get(*process) else { return Outcome::Skipped };
                 let result = match change {
                     Change::Nice(n) => self.actuator.set_nice(h, *n),
                     Change::Policy { policy, priority, slice_ns } => {
@@ -218,7 +256,7 @@ impl Enforcer for Live<'_> {
                 }
             }
             Decision::Raise { process, raise, id, until } => {
-                let Some(h) = handle(&mut self.handles, *process) else { return Outcome::Skipped };
+                let Some(h) = self.handles.get(*process) else { return Outcome::Skipped };
                 let result = match *raise {
                     Raise::Nice(n) => self.actuator.raise_nice(h, n),
                     Raise::RealTime { policy, priority } => self.actuator.raise_policy(h, policy, priority),
@@ -240,14 +278,14 @@ impl Enforcer for Live<'_> {
             Decision::EndRaise { process, id } => {
                 self.expiry.end(*id);
                 let Some((_, ids)) = self.raises.remove(id) else { return Outcome::Skipped };
-                let Some(h) = handle(&mut self.handles, *process) else { return Outcome::Skipped };
+                let Some(h) = self.handles.get(*process) else { return Outcome::Skipped };
                 let mut result = Ok(true);
                 for jid in ids.into_iter().rev() {
                     result = result.and(self.actuator.revert(h, jid));
                 }
                 outcome(result)
             }
-            Decision::Adopt { child, parent } => match handle(&mut self.handles, *child) {
+            Decision::Adopt { child, parent } => match self.handles.get(*child) {
                 Some(h) => outcome(self.actuator.adopt(h, *parent)),
                 None => Outcome::Skipped,
             },
@@ -255,8 +293,20 @@ impl Enforcer for Live<'_> {
     }
 
     fn kept(&self, process: ProcessKey) -> Kept {
-        let Some(h) = self.handles.get(&process.pid.0).filter(|h| h.key() == process) else {
+        if !self.actuator.changes(process) {
             return Kept::Yes;
+        }
+        // A handle not held is opened for the check and dropped.
+        let opened;
+        let h = match self.handles.held(process) {
+            Some(h) => h,
+            None => match ProcessHandle::open(process.pid) {
+                Ok(h) if h.start_time() == process.start_time => {
+                    opened = h;
+                    &opened
+                }
+                _ => return Kept::Gone,
+            },
         };
         if !self.actuator.changed_externally(h) {
             Kept::Yes

@@ -83,6 +83,10 @@ pub enum DaemonError {
     Setup(String),
 }
 
+/// How many closed journal entries the daemon keeps (for `sqlite3` archaeology); older
+/// ones are deleted as it runs.
+pub const JOURNAL_KEEP: usize = 10_000;
+
 /// How the daemon runs.
 #[derive(Debug)]
 pub struct Options {
@@ -273,6 +277,8 @@ impl<'s> Daemon<'s> {
         mut tick: impl FnMut(&mut dyn FnMut() -> Stats, Vec<String>),
     ) -> Result<(), DaemonError> {
         let (mut last_plan, mut last_tick, mut last_save) = (Instant::now(), Instant::now(), Instant::now());
+        let (mut last_rescan, mut lost_seen) =
+            (Instant::now(), self.live.observer.lost_events().unwrap_or(0));
         let mut batch = Vec::new();
         let mut elevation = priority::Elevation::raise();
         self.reaction_thread = elevation.describe();
@@ -305,6 +311,12 @@ impl<'s> Daemon<'s> {
             socket.serve(|r| self.answer(r));
             if last_tick.elapsed() >= Duration::from_secs(1) {
                 last_tick = Instant::now();
+                let lost = self.live.observer.lost_events().unwrap_or(lost_seen);
+                if lost > lost_seen || last_rescan.elapsed() >= Self::RESCAN_EVERY {
+                    lost_seen = lost;
+                    last_rescan = Instant::now();
+                    self.rescan();
+                }
                 let fresh = self.core.take_fresh();
                 tick(&mut || self.stats(), fresh);
             }
@@ -315,6 +327,24 @@ impl<'s> Daemon<'s> {
         };
         self.save_knowledge();
         result
+    }
+
+    /// How often /proc is read again for what events may have missed, even with no loss
+    /// counted.
+    const RESCAN_EVERY: Duration = Duration::from_secs(60);
+
+    /// Puts right what lost events left wrong: threads known but gone are taken as
+    /// exited, processes not known are taken in, the observer forgets tasks gone.
+    fn rescan(&mut self) {
+        let pids = crate::process::all_pids().unwrap_or_default();
+        let gone = self.core.rescan(&pids, &mut self.live) + self.live.observer.forget_gone_tasks();
+        if gone > 0 {
+            self.core.note(
+                None,
+                format!("rescan: {gone} thread(s) gone unseen (their exit was lost)"),
+                &self.live,
+            );
+        }
     }
 
     /// Undoes every change (boosts, classes, slices) and says how many.
@@ -366,6 +396,7 @@ impl<'s> Daemon<'s> {
     /// per provider program and resource kind (the mean over its provider entries now).
     fn save_knowledge(&mut self) {
         let Some(store) = &mut self.knowledge else { return };
+        let _ = store.journal_prune(JOURNAL_KEEP);
         if let Some(pfs) = self.core.pfs() {
             let _ = store.save_pfs(pfs);
         }

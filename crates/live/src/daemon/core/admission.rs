@@ -195,6 +195,7 @@ impl Core {
         }
         let tgid = self.tgids.remove(&tid.0).unwrap_or(tid.0);
         self.activity.remove(tid);
+        self.deps.forget(tid);
         if tgid != tid.0 {
             return;
         }
@@ -207,6 +208,38 @@ impl Core {
         if let Some(s) = &mut self.slices {
             s.forget(tgid);
         }
+    }
+}
+
+impl Core {
+    /// Puts right what lost events left wrong (an exit or an exec the ring buffer had no
+    /// room for): every thread the core knows that is gone is taken as exited, so that
+    /// nothing it held stays; every process of `pids` (all there are) it does not know
+    /// arrives now. Returns how many threads were found gone.
+    pub fn rescan(&mut self, pids: &[u32], m: &mut dyn Machine) -> usize {
+        let mut known: Vec<u32> =
+            self.tgids.keys().chain(self.procs.keys()).chain(&self.urgent).copied().collect();
+        known.extend(self.blocked.keys().chain(self.lingering.keys()).map(|p| p.0));
+        known.sort_unstable();
+        known.dedup();
+        let gone: Vec<u32> = known
+            .into_iter()
+            .filter(|&t| match self.procs.get(&t) {
+                // A process is gone if its pid is another's now.
+                Some(p) => m.start_time(t) != Some(p.info.start_time),
+                None => !m.alive(t),
+            })
+            .collect();
+        for &tid in &gone {
+            self.exited(Pid(tid), m);
+        }
+        let now = m.now();
+        for &pid in pids {
+            if !self.procs.contains_key(&pid) && !self.arrivals.waiting(pid) {
+                self.arrivals.push(Arrival { pid, parent: None, seen: now });
+            }
+        }
+        gone.len()
     }
 }
 
@@ -243,6 +276,27 @@ mod tests {
         let row = core.explain(100, &m).unwrap().process;
         assert_eq!((row.class.as_deref(), row.state.as_str()), (Some("batch"), "managed"));
         assert_eq!(reason_text(&row.reason), "rule 1: comm=my-batch-job");
+    }
+
+    #[test]
+    fn a_rescan_forgets_what_exited_unseen_and_takes_in_what_started_unseen() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(BATCH, None);
+        m.spawn(100, "my-batch-job", 10 * S);
+        m.spawn(101, "my-batch-job", 10 * S);
+        core.running(&[100, 101], &mut m);
+        m.take();
+        // 101 exits and 102 starts, both events lost; 100's pid stays its own.
+        let lost = m.key(101);
+        m.processes.remove(&101);
+        m.spawn(102, "my-batch-job", Duration::ZERO);
+        assert_eq!(core.rescan(&[100, 102], &mut m), 1);
+        assert!(core.explain(101, &m).is_none(), "forgotten");
+        assert!(m.take().contains(&Decision::Forget { process: lost }));
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![m.set(102, Change::Nice(10))], "taken in as if its exec had been seen");
+        assert_eq!(core.rescan(&[100, 102], &mut m), 0, "nothing more to put right");
+        assert!(m.take().is_empty());
     }
 
     #[test]

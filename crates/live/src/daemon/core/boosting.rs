@@ -24,6 +24,10 @@ pub const BOOST_LINGER_NS: Ns = 1_000_000;
 /// interrupt handlers (50), which a boosted provider must never hold off.
 pub const MAX_INHERITED_RT_PRIORITY: u32 = 49;
 
+/// The most (provider, requester) pairs remembered as boosted (their first boost is
+/// logged, later ones only kept for `explain`).
+const MAX_BOOSTED_PAIRS: usize = 4096;
+
 /// The raises boosts made on one provider process.
 #[derive(Debug, Default)]
 pub(super) struct Raised {
@@ -148,6 +152,10 @@ impl Core {
                         Rank::Fair { nice } => Raise::Nice(nice),
                         Rank::Idle => continue,
                     };
+                    if self.boosted_pairs.len() >= MAX_BOOSTED_PAIRS {
+                        // Forgetting the pairs only makes their next boosts logged again.
+                        self.boosted_pairs.clear();
+                    }
                     let first = b
                         .as_ref()
                         .is_some_and(|b| self.boosted_pairs.insert((b.provider_tgid, b.requester.0)));

@@ -193,6 +193,14 @@ impl Kernel for FakeMachine {
         (BOOTED + self.elapsed.get()).as_nanos() as Ns
     }
 
+    fn alive(&self, tid: u32) -> bool {
+        self.processes.contains_key(&tid) || self.tasks.contains_key(&tid)
+    }
+
+    fn start_time(&self, pid: u32) -> Option<u64> {
+        self.processes.get(&pid).map(|p| p.info.start_time)
+    }
+
     fn process(&self, pid: u32) -> Option<ProcInfo> {
         self.elapsed.set(self.elapsed.get() + self.read_cost);
         self.processes.get(&pid).map(|p| p.info.clone())

@@ -442,6 +442,119 @@ fn kernel_threads_are_left_alone_and_a_dry_run_changes_nothing() {
     }
 }
 
+/// The daemon hands out nothing an unprivileged process could not have had: a writer of
+/// user nobody that a root `SCHED_FIFO` reader waits on is raised (to nice −20) but
+/// never runs real time; a child it forks while raised keeps none of it; its raise is
+/// gone right after its requester exits; a process of nobody whose `kill()` of a root
+/// waiter is refused is never anyone's provider. (crates/cli/tests/scripts/hostile.py.)
+#[test]
+fn an_unprivileged_provider_gets_no_real_time_and_passes_nothing_on() {
+    require_root_and_two_cpus();
+    let s = Scratch::new("hostile");
+    let config = s.path("boost.toml");
+    std::fs::write(&config, "[daemon]\nmodel = false\nslices = false\nboost = true\nmin_age_ms = 0\n").unwrap();
+    // nobody must reach the FIFO.
+    std::fs::set_permissions(&s.0, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let daemon = start_daemon(&s, &config, &[]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/hostile.py");
+    let out = Command::new("timeout").args(["20", "python3", script]).arg(s.path("fifo")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let value = |key: &str| -> u64 {
+        text.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("no {key} in {text:?}"))
+            .parse()
+            .unwrap()
+    };
+    eprintln!("{text}");
+    assert!(value("boosted") >= 20, "the writer was raised while the waiter waited: {text}");
+    assert_eq!(value("rt_seen"), 0, "never real time: {text}");
+    assert_eq!(value("bad_children"), 0, "no child kept a raise: {text}");
+    assert_eq!(value("left_raised"), 0, "the raise ended with its requester: {text}");
+    assert_eq!(value("refused"), 100, "{text}");
+    assert_eq!(value("killer_raised"), 0, "a refused kill makes no provider: {text}");
+    let err = interrupt(daemon);
+    assert!(err.contains("restored"), "{err}");
+}
+
+/// Faults: the daemon killed with SIGKILL at 20 pseudo-random instants while processes
+/// come and go, each time followed by `schedlab restore`: every thread of the
+/// long-lived processes has its own values back (a thread's own nice included), and a
+/// user's renice made after the kill stays.
+#[test]
+fn killed_at_random_instants_the_daemon_leaves_nothing_changed_after_restore() {
+    require_root_and_two_cpus();
+    let _cpu = one_cpu_test();
+    let s = Scratch::new("faults");
+    let config = s.config("sd-fault-job", "");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/fault_job.py");
+    let mut jobs = Vec::new();
+    let mut threads = Vec::new();
+    for _ in 0..4 {
+        let mut job = Killed(Command::new("python3").arg(script).stdout(Stdio::piped()).launch());
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(job.0.stdout.as_mut().unwrap()), &mut line).unwrap();
+        let ids: Vec<u32> = line.split_whitespace().map(|w| w.parse().unwrap()).collect();
+        threads.push((ids[0], ids[1]));
+        jobs.push(job);
+    }
+    let all_cpus = affinity(std::process::id());
+    let thread_nice = |tid: u32| -> i64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/task/{tid}/stat", tid)).unwrap_or_default();
+        stat.rsplit_once(')').map_or(i64::MIN, |r| r.1.split_whitespace().nth(16).unwrap().parse().unwrap())
+    };
+    // Churn: short jobs of the class, exec'd all along.
+    let churn_program = s.program("sd-fault-job");
+    let churn = Killed(
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("while :; do {} 0.05 & {} 0.02; done", churn_program.display(), churn_program.display()))
+            .process_group(0)
+            .launch(),
+    );
+    let mut seed: u64 = (std::process::id() as u64).wrapping_mul(6_364_136_223_846_793_005) | 1;
+    let mut next = |range: u64| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % range
+    };
+    let store = s.path("schedlab.db");
+    for round in 0..20 {
+        let mut daemon = start_daemon(&s, &config, &[]);
+        std::thread::sleep(Duration::from_millis(next(600)));
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(daemon.0.id() as i32, libc::SIGKILL) };
+        daemon.0.wait().unwrap();
+        // A user's change after the kill, on one job's main thread in every third round.
+        let user = (round % 3 == 0).then(|| threads[next(threads.len() as u64) as usize].0);
+        if let Some(pid) = user {
+            // SAFETY: no memory arguments.
+            assert_eq!(unsafe { libc::setpriority(libc::PRIO_PROCESS, pid, 7) }, 0);
+        }
+        let out = schedlab(&["restore", "--store", store.to_str().unwrap()]);
+        let count = |before: &str| -> usize {
+            let words: Vec<&str> = out.split_whitespace().collect();
+            words.windows(2).find(|w| w[1].starts_with(before)).and_then(|w| w[0].parse().ok()).unwrap_or(0)
+        };
+        // Nice and CPUs of each job: written back, or kept where the user changed them.
+        assert!(count("change") + count("kept") >= 2 * threads.len(), "round {round}: the daemon had changed the jobs: {out}");
+        for &(pid, own) in &threads {
+            let want = if Some(pid) == user { 7 } else { 0 };
+            assert_eq!(thread_nice(pid), want, "round {round}: main thread of {pid} after restore ({out})");
+            assert_eq!(thread_nice(own), 3, "round {round}: thread {own} keeps its own nice ({out})");
+            assert_eq!(affinity(pid), all_cpus, "round {round}: {pid}'s CPUs ({out})");
+            let own_cpus = std::fs::read_to_string(format!("/proc/{pid}/task/{own}/status")).unwrap();
+            assert!(own_cpus.contains(&format!("Cpus_allowed_list:\t{all_cpus}")), "round {round}: thread {own}");
+        }
+        if let Some(pid) = user {
+            // The user puts it back for the next round.
+            // SAFETY: no memory arguments.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, pid, 0) };
+        }
+    }
+    drop(churn);
+}
+
 #[test]
 fn a_blocked_client_boosts_its_server_and_the_confidence_is_kept() {
     require_root_and_two_cpus();

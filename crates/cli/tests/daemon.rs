@@ -118,8 +118,13 @@ impl Drop for Killed {
 
 /// Starts `schedlab run` and waits until its control socket answers.
 fn start_daemon(s: &Scratch, config: &Path, extra: &[&str]) -> Killed {
+    start_daemon_with(Command::new(SCHEDLAB), s, config, extra)
+}
+
+/// [`start_daemon`] from a command made by the caller (limits, environment).
+fn start_daemon_with(mut command: Command, s: &Scratch, config: &Path, extra: &[&str]) -> Killed {
     let socket = s.path("schedlab.sock");
-    let child = Command::new(SCHEDLAB)
+    let child = command
         .args(["run", "--quiet", "--config"])
         .arg(config)
         .arg("--store")
@@ -553,6 +558,80 @@ fn killed_at_random_instants_the_daemon_leaves_nothing_changed_after_restore() {
         }
     }
     drop(churn);
+}
+
+/// Soak: 2,000 long-lived processes of a class and a stream of short-lived ones, under a
+/// daemon limited to 1,024 descriptors: all long-lived ones managed, the daemon's
+/// memory and descriptors flat once warm, everything restored at the end.
+#[test]
+fn thousands_of_processes_under_a_descriptor_limit_are_all_managed_with_flat_resources() {
+    require_root_and_two_cpus();
+    let _cpu = one_cpu_test();
+    let s = Scratch::new("soak");
+    let config = s.config("sd-soak-job", "");
+    let config_text = std::fs::read_to_string(&config).unwrap().replace("cpus = \"1\"\n", "");
+    std::fs::write(&config, config_text).unwrap();
+    let program = s.program("sd-soak-job");
+    let long: Vec<Killed> = (0..2000).map(|_| Killed(Command::new(&program).arg("300").launch())).collect();
+    let churn = Killed(
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("while :; do {p} 0.01 & {p} 0.01 & {p} 0.02; done", p = program.display()))
+            .process_group(0)
+            .launch(),
+    );
+    let mut command = Command::new(SCHEDLAB);
+    // SAFETY: setrlimit in the child between fork and exec touches only that child.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 1024, rlim_max: 1024 };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let daemon = start_daemon_with(command, &s, &config, &[]);
+    let socket = s.path("schedlab.sock");
+    let managed = || -> usize {
+        let stats = monitor_stats(&socket);
+        let pids: std::collections::HashSet<u64> = long.iter().map(|k| k.0.id() as u64).collect();
+        stats["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["class"] == "batch" && pids.contains(&p["pid"].as_u64().unwrap()))
+            .count()
+    };
+    let start = Instant::now();
+    while managed() < long.len() {
+        assert!(start.elapsed() < Duration::from_secs(30), "{} of {} managed after 30 s", managed(), long.len());
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(long.iter().all(|k| nice(k.0.id()) == 10));
+    let usage = || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", daemon.0.id())).unwrap();
+        let rss: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap();
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", daemon.0.id())).unwrap().count();
+        (rss, fds)
+    };
+    std::thread::sleep(Duration::from_secs(5));
+    let warm = usage();
+    std::thread::sleep(Duration::from_secs(15));
+    let end = usage();
+    eprintln!("daemon RSS {} → {} KiB, descriptors {} → {}", warm.0, end.0, warm.1, end.1);
+    assert!(end.0 <= warm.0 + warm.0 / 10 + 2048, "RSS grew: {warm:?} → {end:?}");
+    assert!(end.1 <= warm.1 + 8 && end.1 < 512, "descriptors grew: {warm:?} → {end:?}");
+    assert_eq!(managed(), long.len(), "still all managed");
+    drop(churn);
+    let err = interrupt(daemon);
+    assert!(err.contains("restored"), "{err}");
+    let raised: Vec<u32> = long.iter().map(|k| k.0.id()).filter(|&p| nice(p) != 0).collect();
+    assert!(raised.is_empty(), "{} processes keep a nice after the restore", raised.len());
 }
 
 #[test]

@@ -457,7 +457,8 @@ fn an_unprivileged_provider_gets_no_real_time_and_passes_nothing_on() {
     require_root_and_two_cpus();
     let s = Scratch::new("hostile");
     let config = s.path("boost.toml");
-    std::fs::write(&config, "[daemon]\nmodel = false\nslices = false\nboost = true\nmin_age_ms = 0\n").unwrap();
+    std::fs::write(&config, "[daemon]\nmodel = false\nslices = false\nboost = true\nmin_age_ms = 0\n")
+        .unwrap();
     // nobody must reach the FIFO.
     std::fs::set_permissions(&s.0, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let daemon = start_daemon(&s, &config, &[]);
@@ -499,7 +500,8 @@ fn killed_at_random_instants_the_daemon_leaves_nothing_changed_after_restore() {
     for _ in 0..4 {
         let mut job = Killed(Command::new("python3").arg(script).stdout(Stdio::piped()).launch());
         let mut line = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(job.0.stdout.as_mut().unwrap()), &mut line).unwrap();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(job.0.stdout.as_mut().unwrap()), &mut line)
+            .unwrap();
         let ids: Vec<u32> = line.split_whitespace().map(|w| w.parse().unwrap()).collect();
         threads.push((ids[0], ids[1]));
         jobs.push(job);
@@ -514,7 +516,11 @@ fn killed_at_random_instants_the_daemon_leaves_nothing_changed_after_restore() {
     let churn = Killed(
         Command::new("sh")
             .arg("-c")
-            .arg(format!("while :; do {} 0.05 & {} 0.02; done", churn_program.display(), churn_program.display()))
+            .arg(format!(
+                "while :; do {} 0.05 & {} 0.02; done",
+                churn_program.display(),
+                churn_program.display()
+            ))
             .process_group(0)
             .launch(),
     );
@@ -542,14 +548,20 @@ fn killed_at_random_instants_the_daemon_leaves_nothing_changed_after_restore() {
             words.windows(2).find(|w| w[1].starts_with(before)).and_then(|w| w[0].parse().ok()).unwrap_or(0)
         };
         // Nice and CPUs of each job: written back, or kept where the user changed them.
-        assert!(count("change") + count("kept") >= 2 * threads.len(), "round {round}: the daemon had changed the jobs: {out}");
+        assert!(
+            count("change") + count("kept") >= 2 * threads.len(),
+            "round {round}: the daemon had changed the jobs: {out}"
+        );
         for &(pid, own) in &threads {
             let want = if Some(pid) == user { 7 } else { 0 };
             assert_eq!(thread_nice(pid), want, "round {round}: main thread of {pid} after restore ({out})");
             assert_eq!(thread_nice(own), 3, "round {round}: thread {own} keeps its own nice ({out})");
             assert_eq!(affinity(pid), all_cpus, "round {round}: {pid}'s CPUs ({out})");
             let own_cpus = std::fs::read_to_string(format!("/proc/{pid}/task/{own}/status")).unwrap();
-            assert!(own_cpus.contains(&format!("Cpus_allowed_list:\t{all_cpus}")), "round {round}: thread {own}");
+            assert!(
+                own_cpus.contains(&format!("Cpus_allowed_list:\t{all_cpus}")),
+                "round {round}: thread {own}"
+            );
         }
         if let Some(pid) = user {
             // The user puts it back for the next round.
@@ -605,7 +617,12 @@ fn thousands_of_processes_under_a_descriptor_limit_are_all_managed_with_flat_res
     };
     let start = Instant::now();
     while managed() < long.len() {
-        assert!(start.elapsed() < Duration::from_secs(30), "{} of {} managed after 30 s", managed(), long.len());
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{} of {} managed after 30 s",
+            managed(),
+            long.len()
+        );
         std::thread::sleep(Duration::from_millis(500));
     }
     assert!(long.iter().all(|k| nice(k.0.id()) == 10));

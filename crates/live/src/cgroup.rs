@@ -10,8 +10,16 @@
 //! - **cgroup v2**: a `cgroup2` mount whose `cgroup.controllers` lists `cpuset` (pure v2
 //!   systems, usually `/sys/fs/cgroup`). Groups are made as
 //!   `<root>/schedlab.slice/<name>`, with `+cpuset` written to `cgroup.subtree_control`
-//!   of the root and of `schedlab.slice` where it is not enabled yet. On a hybrid system
-//!   whose cpuset controller is bound to v1, the v2 hierarchy does not offer cpuset.
+//!   of the root and of `schedlab.slice` where it is not enabled yet; when schedlab
+//!   enabled it on the root ([`ENABLED_MARK`] remembers that, across processes), it
+//!   writes `-cpuset` again once `schedlab.slice` is removed. On a hybrid system whose
+//!   cpuset controller is bound to v1, the v2 hierarchy does not offer cpuset.
+//!
+//! In v2 one tree holds every controller: a process moved into a group of
+//! `schedlab.slice` leaves its systemd unit and, with it, the unit's `MemoryMax`,
+//! `TasksMax`, device and IP filters. The daemon therefore makes no group in v2 (its
+//! classes that ask for a cpuset are bound with `sched_setaffinity` instead); these
+//! groups serve v1, where the cpuset hierarchy is a tree of its own.
 //!
 //! A cgroup path here is relative to the root of the mounted hierarchy and starts with
 //! `/`: `"/"` is the root, `"/schedlab.slice/batch"` a group. It is what
@@ -35,6 +43,9 @@ use crate::settings::CpuSet;
 pub const V2_PARENT: &str = "schedlab.slice";
 /// The group, under a hierarchy's root, that holds the groups schedlab makes in v1.
 pub const V1_PARENT: &str = "schedlab";
+/// Present while `+cpuset` that schedlab wrote to a v2 root's `cgroup.subtree_control`
+/// is in force (it holds the mount point): what removing the last group undoes.
+pub const ENABLED_MARK: &str = "/run/schedlab-cpuset-enabled";
 
 /// The cgroup version of a hierarchy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -181,12 +192,13 @@ impl Hierarchy {
         }
     }
 
-    /// v2: enables cpuset for the children of `dir`, unless it is enabled already.
-    fn enable_cpuset_below(&self, dir: &Path) -> io::Result<()> {
+    /// v2: enables cpuset for the children of `dir`, unless it is enabled already;
+    /// whether it wrote.
+    fn enable_cpuset_below(&self, dir: &Path) -> io::Result<bool> {
         let control = dir.join("cgroup.subtree_control");
         let enabled = read_file(&control)?;
         if enabled.split_whitespace().any(|c| c == "cpuset") {
-            return Ok(());
+            return Ok(false);
         }
         let offered = read_file(&dir.join("cgroup.controllers")).unwrap_or_default();
         if !offered.split_whitespace().any(|c| c == "cpuset") {
@@ -199,7 +211,7 @@ impl Hierarchy {
                 ),
             ));
         }
-        write_file(&control, "+cpuset")
+        write_file(&control, "+cpuset").map(|()| true)
     }
 }
 
@@ -315,12 +327,14 @@ impl CpusetGroup {
     fn make_dirs(&self) -> io::Result<bool> {
         let h = &self.hierarchy;
         let parent = self.parent_dir();
-        if h.version == Version::V2 {
-            h.enable_cpuset_below(&h.mount_point)?;
+        if h.version == Version::V2 && h.enable_cpuset_below(&h.mount_point)? {
+            fs::write(ENABLED_MARK, h.mount_point.display().to_string())?;
         }
         let made_parent = mkdir(&parent)?;
         match h.version {
-            Version::V2 => h.enable_cpuset_below(&parent)?,
+            Version::V2 => {
+                h.enable_cpuset_below(&parent)?;
+            }
             Version::V1 => {
                 // A new v1 cpuset has no CPUs and no nodes (unless cgroup.clone_children).
                 let empty = |f: &str| read_file(&parent.join(f)).map(|v| v.trim().is_empty());
@@ -415,9 +429,18 @@ impl CpusetGroup {
     }
 
     /// Removes the parent if nothing is left in it (best effort: another group in it
-    /// keeps it). Callers hold the hierarchy's lock.
+    /// keeps it), and then, in v2, the `+cpuset` schedlab enabled on the root (if no
+    /// other group needs it: the kernel refuses while one does). Callers hold the
+    /// hierarchy's lock.
     fn remove_parent_if_empty(&self) {
-        let _ = fs::remove_dir(self.parent_dir());
+        let h = &self.hierarchy;
+        if fs::remove_dir(self.parent_dir()).is_err() || h.version != Version::V2 {
+            return;
+        }
+        let ours = fs::read_to_string(ENABLED_MARK).is_ok_and(|m| Path::new(m.trim()) == h.mount_point);
+        if ours && write_file(&h.mount_point.join("cgroup.subtree_control"), "-cpuset").is_ok() {
+            let _ = fs::remove_file(ENABLED_MARK);
+        }
     }
 }
 

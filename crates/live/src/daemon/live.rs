@@ -225,6 +225,16 @@ impl Enforcer for Live<'_> {
                 None => Outcome::Skipped,
             },
             _ if self.dry_run => Outcome::Shown,
+            Decision::MakeGroup { .. }
+                if crate::cgroup::Hierarchy::detect()
+                    .is_ok_and(|h| h.version() == crate::cgroup::Version::V2) =>
+            {
+                Outcome::Failed(
+                    "with cgroup v2 a cpuset group would take processes out of their systemd units \
+                     (their MemoryMax, TasksMax, device and IP filters)"
+                        .into(),
+                )
+            }
             Decision::MakeGroup { class, cpus } => match CpusetGroup::create(class, &cpu_set(cpus)) {
                 Ok(g) => {
                     self.groups.insert(class.clone(), g);

@@ -80,6 +80,8 @@ pub struct FakeMachine {
     /// Processes whose settings a user changed since schedlab set them.
     pub changed_by_user: HashSet<u32>,
     groups: BTreeSet<String>,
+    /// Why no cpuset group can be made here (cgroup v2), if none can.
+    pub no_groups: Option<String>,
 }
 
 impl FakeMachine {
@@ -95,6 +97,7 @@ impl FakeMachine {
             decisions: Vec::new(),
             changed_by_user: HashSet::new(),
             groups: BTreeSet::new(),
+            no_groups: None,
         }
     }
 
@@ -311,9 +314,12 @@ impl Enforcer for FakeMachine {
             Decision::Release { process } => {
                 self.changed_by_user.remove(&process.pid.0);
             }
-            Decision::MakeGroup { class, .. } => {
-                self.groups.insert(class.clone());
-            }
+            Decision::MakeGroup { class, .. } => match &self.no_groups {
+                Some(why) => return Outcome::Failed(why.clone()),
+                None => {
+                    self.groups.insert(class.clone());
+                }
+            },
             Decision::Adopt { .. }
             | Decision::Renew { .. }
             | Decision::Forget { .. }

@@ -183,6 +183,9 @@ pub struct Core {
     raised: HashMap<u32, Raised>,
     /// The id the next raise gets.
     next_raise: u64,
+    /// Classes whose cpuset cgroup cannot be had (cgroup v2, no controller): bound with
+    /// affinity instead, without asking again.
+    no_group: HashSet<String>,
     /// (provider, requester) pairs boosted so far: only the first boost is logged.
     boosted_pairs: HashSet<(u32, u32)>,
     cpus: Vec<u32>,
@@ -226,6 +229,7 @@ impl Core {
             urgent: HashSet::new(),
             raised: HashMap::new(),
             next_raise: 1,
+            no_group: HashSet::new(),
             boosted_pairs: HashSet::new(),
             cpus: setup.cpus,
             counters: Stats::default(),

@@ -194,10 +194,11 @@ impl Core {
 
     /// For a class with `cpuset = true`, moves the process into the class's cpuset
     /// cgroup (made on first use with the class's CPUs). True if the process may be
-    /// bound now (no cpuset wanted, or it is in the group).
+    /// bound now (no cpuset wanted, it is in the group, or no group can be had: then
+    /// `sched_setaffinity` binds it, as it does without `cpuset`).
     fn confine(&mut self, pid: u32, class_name: &str, m: &mut dyn Machine) -> bool {
         let Some(class) = self.config.classes.get(class_name) else { return false };
-        if !class.cpuset {
+        if !class.cpuset || self.no_group.contains(class_name) {
             return true;
         }
         let path = match m.group_path(class_name) {
@@ -206,8 +207,13 @@ impl Core {
                 let cpus = class.cpus.clone().unwrap_or_else(|| self.cpus.clone());
                 if let Outcome::Failed(e) = m.enforce(&Decision::MakeGroup { class: class_name.into(), cpus })
                 {
-                    self.note(None, format!("cannot make the cpuset cgroup of class {class_name}: {e}"), m);
-                    return false;
+                    let text = format!(
+                        "class {class_name}: no cpuset cgroup ({e}); its processes are bound with \
+                         sched_setaffinity instead"
+                    );
+                    self.note(None, text, m);
+                    self.no_group.insert(class_name.to_string());
+                    return true;
                 }
                 // A dry run makes none and names the path it would have.
                 m.group_path(class_name).unwrap_or_else(|| format!("/schedlab/{class_name}"))
@@ -355,6 +361,31 @@ mod tests {
                 m.set(100, Change::Cpus(vec![1])),
             ]
         );
+    }
+
+    #[test]
+    fn without_a_cpuset_group_a_cpuset_class_is_bound_with_affinity() {
+        let mut m = FakeMachine::new();
+        m.no_groups = Some("cgroup v2: processes would leave their units".into());
+        let mut core = m.core(
+            "[[rule]]\nmatch = { comm = \"job\" }\nclass = \"batch\"\n[class.batch]\ncpus = \"1\"\ncpuset = true\n\
+             [daemon]\nmodel = false\nboost = false\nmin_age_ms = 0\n",
+            None,
+        );
+        m.spawn(100, "job", 10 * S);
+        m.spawn(101, "job", 10 * S);
+        core.running(&[100, 101], &mut m);
+        assert_eq!(
+            m.take(),
+            vec![
+                Decision::MakeGroup { class: "batch".into(), cpus: vec![1] },
+                m.set(100, Change::Cpus(vec![1])),
+                m.set(101, Change::Cpus(vec![1])),
+            ],
+            "no process moved out of its cgroup; the group is asked for once"
+        );
+        let why = core.explain(100, &m).unwrap().process.placement;
+        assert!(why.is_some_and(|w| w.contains("class batch")));
     }
 
     #[test]

@@ -17,7 +17,7 @@ FAIR ?= eevdf
 # Extra arguments for `schedlab simulate`, e.g. SIM_ARGS="--cpus 4 --trace t.json".
 SIM_ARGS ?=
 
-.PHONY: run simulate test setup build bench hackbench-ratio readme fmt lint
+.PHONY: run simulate test setup build install bench hackbench-ratio readme fmt lint
 
 ## run: build in release mode, then run the daemon in the foreground with the built-in configuration (Ctrl-C stops it and restores everything)
 run: build
@@ -40,6 +40,16 @@ setup:
 ## build: release build of the schedlab binary
 build: setup
 	$(CARGO) build --release -p schedlab-cli
+
+## install: the release binary to /usr/local/bin, the systemd unit (dist/schedlab.service),
+## and the built-in configuration as /etc/schedlab/schedlab.toml unless one is there; then
+## `systemctl enable --now schedlab` starts it (`systemctl reload schedlab` re-reads the file)
+install: build
+	$(SUDO) install -D -m 0755 target/release/schedlab $(DESTDIR)/usr/local/bin/schedlab
+	$(SUDO) install -D -m 0644 dist/schedlab.service $(DESTDIR)/etc/systemd/system/schedlab.service
+	[ -e $(DESTDIR)/etc/schedlab/schedlab.toml ] || { $(SUDO) install -d -m 0755 $(DESTDIR)/etc/schedlab && \
+		target/release/schedlab config --default | $(SUDO) tee $(DESTDIR)/etc/schedlab/schedlab.toml >/dev/null; }
+	-[ -n "$(DESTDIR)" ] || $(SUDO) systemctl daemon-reload
 
 ## bench: the simulator's criterion benchmarks
 bench: setup

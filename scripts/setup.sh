@@ -8,9 +8,10 @@
 #   rt-tests                       the real `hackbench`, to compare with the simulator
 #   rt-app                         runs the same rt-app JSON workloads on the real machine
 #   bpftrace                       the baseline `schedlab bench overhead` compares the observer with
+#   systemd                        systemd-analyze, which checks the unit in dist/ (crates/cli/tests/service.rs)
 set -euo pipefail
 
-DEB_PACKAGES="build-essential pkg-config clang libelf-dev zlib1g-dev rt-tests rt-app bpftrace"
+DEB_PACKAGES="build-essential pkg-config clang libelf-dev zlib1g-dev rt-tests rt-app bpftrace systemd"
 # The oldest Rust that builds the workspace (rust-version in Cargo.toml).
 RUST_MIN="1.89"
 

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use schedlab_live::config::Config;
 use schedlab_live::daemon::control::ControlSocket;
+use schedlab_live::daemon::metrics::MetricsServer;
 use schedlab_model::Ns;
 
 use crate::monitor::write_stats;
@@ -73,6 +74,13 @@ pub struct RunOpts {
     /// Print nothing but errors and the final summary.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Serve the counters `monitor` shows (managed processes, changes, boosts, the
+    /// boost reaction-time histogram, lost events, the daemon's CPU) in the OpenMetrics
+    /// text format at http://ADDR:PORT/metrics, for Prometheus and its kin. Off unless
+    /// given; give a loopback address (127.0.0.1:9617) unless a management network
+    /// should reach it.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// Set by SIGINT and SIGTERM, and by SIGHUP for the commands that do not reload.
@@ -140,18 +148,33 @@ pub fn run(opts: &RunOpts) -> Result<()> {
         );
     }
     let mut recent: Vec<String> = Vec::new();
+    let metrics = match opts.metrics {
+        Some(address) => Some(
+            MetricsServer::start(address)
+                .with_context(|| format!("cannot serve metrics on {address} (--metrics)"))?,
+        ),
+        None => None,
+    };
+    if let (Some(m), false) = (&metrics, opts.quiet) {
+        eprintln!("schedlab: metrics at http://{}/metrics", m.address());
+    }
     let mut tick = |stats: &mut dyn FnMut() -> schedlab_live::daemon::stats::Stats,
                     decisions: Vec<String>| {
+        // The statistics are taken once a second only when something shows them.
+        let snapshot = (metrics.is_some() || table).then(&mut *stats);
+        if let (Some(m), Some(s)) = (&metrics, &snapshot) {
+            m.publish(schedlab_live::daemon::metrics::render(s));
+        }
         if opts.quiet {
             return;
         }
         let mut out = io::stdout().lock();
-        if table {
+        if let (true, Some(s)) = (table, &snapshot) {
             recent.extend(decisions);
             let keep = recent.len().saturating_sub(8);
             recent.drain(..keep);
             let _ = write!(out, "\x1b[H\x1b[2J");
-            let _ = write_stats(&mut out, &stats(), 20);
+            let _ = write_stats(&mut out, s, 20);
             let _ = writeln!(out, "\nlatest decisions:");
             for d in &recent {
                 let _ = writeln!(out, "  {d}");

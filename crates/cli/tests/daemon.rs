@@ -272,6 +272,38 @@ fn sighup_reloads_a_good_configuration_and_keeps_the_one_in_force_on_a_bad_one()
     assert_eq!((affinity(pid), nice(pid)), original);
 }
 
+/// `--metrics` serves the monitor's counters to Prometheus: the managed job counts,
+/// the format ends as OpenMetrics asks.
+#[test]
+fn metrics_are_served_in_the_openmetrics_format() {
+    use std::io::Write;
+    require_root_and_two_cpus();
+    let s = Scratch::new("metrics");
+    let config = s.config("sd-metrics-job", "");
+    let job = Killed(Command::new(s.program("sd-metrics-job")).arg("30").launch());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let address = format!("127.0.0.1:{port}");
+    let daemon = start_daemon(&s, &config, &["--metrics", &address]);
+    wait_for_batch_settings(job.0.id(), Instant::now());
+    let start = Instant::now();
+    let text = loop {
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        stream.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        if text.contains("schedlab_managed_processes 1\n") || start.elapsed() > Duration::from_secs(5) {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
+    assert!(text.contains("schedlab_managed_processes 1\n"), "{text}");
+    assert!(text.contains("schedlab_changes_total 2\n"), "{text}");
+    assert!(text.contains("schedlab_boost_reaction_seconds_count 0\n"), "{text}");
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    interrupt(daemon);
+}
+
 #[test]
 fn a_short_lived_process_is_never_touched_and_a_long_lived_one_only_after_min_age() {
     require_root_and_two_cpus();

@@ -43,6 +43,7 @@ pub mod core;
 pub mod expiry;
 pub mod kernel;
 mod live;
+pub mod metrics;
 pub mod priority;
 pub mod slices;
 pub mod stats;
@@ -368,6 +369,9 @@ impl<'s> Daemon<'s> {
         s.reaction_thread = self.reaction_thread.clone();
         s.events = self.live.observer.events();
         s.lost_events = self.live.observer.lost_events().unwrap_or(0);
+        s.raises_expired_by_clock = self.live.expiry.expired();
+        s.cpu_s =
+            crate::process::cpu_time_ns(schedlab_model::Pid(std::process::id())).unwrap_or(0) as f64 / 1e9;
         s
     }
 

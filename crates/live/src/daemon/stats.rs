@@ -17,7 +17,17 @@ pub struct Latency {
     /// `sum(over_1ms) < 1 %` of `sum(count)`.
     #[serde(default)]
     pub over_1ms: u64,
+    /// The sum of all, in µs (with `count`, a mean that adds up over scrapes).
+    #[serde(default)]
+    pub sum: f64,
+    /// How many took at most each of [`BUCKETS_US`], in µs: a histogram as Prometheus
+    /// and OpenMetrics keep one.
+    #[serde(default)]
+    pub buckets: Vec<u64>,
 }
+
+/// The upper bounds of [`Latency::buckets`], in µs.
+pub const BUCKETS_US: [u64; 10] = [50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 100_000, 1_000_000];
 
 /// The boost reaction time in its three stages, each in µs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -86,6 +96,8 @@ impl LatencyHistogram {
             max: us(self.0.max()),
             // From the first bucket wholly above 1 ms (at 3 digits one spans 512 ns there).
             over_1ms: self.0.count_between(self.0.next_non_equivalent(1_000_000), self.0.high()),
+            sum: us((self.0.mean() * self.0.len() as f64) as u64),
+            buckets: BUCKETS_US.iter().map(|&b| self.0.count_between(0, b * 1000)).collect(),
         }
     }
 }
@@ -180,6 +192,13 @@ pub struct Stats {
     pub slices_reset: u64,
     /// Programs with a PFS.
     pub programs_with_pfs: usize,
+    /// Raises the expiry clock ended because the loop had not in time
+    /// ([`super::expiry`]).
+    #[serde(default)]
+    pub raises_expired_by_clock: u64,
+    /// CPU time the daemon has used, all its threads, in seconds.
+    #[serde(default)]
+    pub cpu_s: f64,
     /// How the daemon's own reaction thread runs (real time, bounded, or why not).
     #[serde(default)]
     pub reaction_thread: String,

@@ -18,6 +18,12 @@
 //!   undoing one below (a boost that ends after a class change made during it) writes
 //!   nothing and hands its old value to the change above it, so that undoing that one
 //!   later gives the process what it had before both.
+//! - **Real time bounded by the kernel.** A real-time policy schedlab gives (a class's,
+//!   a boost's) comes with an `RLIMIT_RTTIME` soft limit
+//!   ([`crate::settings::RTTIME_BOUND_US`]) unless the process has one as tight: a
+//!   thread that runs that long without blocking gets `SIGXCPU` from the kernel even if
+//!   the daemon is dead or stalled. Journaled and restored
+//!   like any setting.
 //! - **Raises are not inherited.** A raise ([`Actuator::raise_nice`],
 //!   [`Actuator::raise_policy`]: a boost) carries `SCHED_FLAG_RESET_ON_FORK`: a child
 //!   the raised process forks starts at `SCHED_OTHER`, and at nice 0 if the nice is
@@ -190,7 +196,22 @@ impl<'s> Actuator<'s> {
         let value = PolicyValue::new(policy, rt_priority, sched_runtime_ns)
             .map_err(|e| kernel_err("set policy", process.pid(), e))?;
         let flag = self.read(process, Setting::Policy)?.reset_on_fork();
-        self.change(process, Value::Policy(value.with_reset_on_fork(flag)))
+        let mut news = self.rttime_bound(process, policy)?;
+        news.push(Value::Policy(value.with_reset_on_fork(flag)));
+        Ok(*self.change_all(process, news)?.last().expect("one change at least"))
+    }
+
+    /// The `RLIMIT_RTTIME` a real-time `policy` needs first ([`RtTime::bounded`]),
+    /// unless the process has one as tight already: the kernel signals a runaway
+    /// real-time thread whether the daemon runs or not.
+    fn rttime_bound(&self, process: &ProcessHandle, policy: Policy) -> Result<Vec<Value>> {
+        if !policy.is_rt() {
+            return Ok(Vec::new());
+        }
+        match self.read(process, Setting::RtTime)? {
+            Value::RtTime(now) if !now.is_bounded() => Ok(vec![Value::RtTime(now.bounded())]),
+            _ => Ok(Vec::new()),
+        }
     }
 
     /// Raises the nice value to `nice` (a boost), not to be inherited: the process's
@@ -219,7 +240,9 @@ impl<'s> Actuator<'s> {
         let value = PolicyValue::new(policy, rt_priority, 0)
             .map_err(|e| kernel_err("set policy", process.pid(), e))?
             .with_reset_on_fork(true);
-        self.change_all(process, vec![Value::Policy(value)])
+        let mut news = self.rttime_bound(process, policy)?;
+        news.push(Value::Policy(value));
+        self.change_all(process, news)
     }
 
     /// What this run's changes `ids` of the process set and would write back, as
@@ -507,8 +530,8 @@ fn restore_one(entry: &JournalEntry) -> Result<Restored> {
 
 /// Applies each (old, new) pair's `new` to the main thread and to each thread that has
 /// its `old` (what the main thread had); a thread with a value of its own is left
-/// alone, one that exited meanwhile (`ESRCH`) skipped. A cgroup, per process, is written
-/// once. The process is checked to be the same after the threads are listed, so the
+/// alone, one that exited meanwhile (`ESRCH`) skipped. A setting of the process (a
+/// cgroup, a limit) is written once. The process is checked to be the same after the threads are listed, so the
 /// tids are its own. On failure, which pair failed, and why.
 fn apply_to_threads(process: &ProcessHandle, pairs: &[(&Value, &Value)]) -> Result<(), (usize, io::Error)> {
     let tids = process.threads().map_err(|e| (0, e))?;
@@ -517,7 +540,7 @@ fn apply_to_threads(process: &ProcessHandle, pairs: &[(&Value, &Value)]) -> Resu
     }
     for (at, (old, new)) in pairs.iter().enumerate() {
         let fail = |e| (at, e);
-        if let Value::Cgroup(_) = new {
+        if new.per_process() {
             new.apply(process.pid()).map_err(fail)?;
             continue;
         }
@@ -540,13 +563,10 @@ fn apply_to_threads(process: &ProcessHandle, pairs: &[(&Value, &Value)]) -> Resu
 }
 
 /// Writes `old` to each thread of the process that has `new` (what schedlab set; a
-/// cgroup: the process); returns how many were written. A thread whose value someone
+/// setting of the process: the process); returns how many were written. A thread whose value someone
 /// changed since keeps it.
 pub fn write_back(process: &ProcessHandle, new: &Value, old: &Value) -> io::Result<usize> {
-    let tids = match new {
-        Value::Cgroup(_) => vec![process.pid()],
-        _ => process.threads()?,
-    };
+    let tids = if new.per_process() { vec![process.pid()] } else { process.threads()? };
     if !process.is_same() {
         return Err(io::Error::from_raw_os_error(libc::ESRCH));
     }

@@ -223,6 +223,86 @@ pub enum Value {
     /// The cgroup of the process in the cpuset hierarchy ([`crate::cgroup::Hierarchy::detect`]),
     /// as a path from the hierarchy's root: `"/"`, `"/schedlab.slice/batch"`.
     Cgroup(String),
+    /// The process's `RLIMIT_RTTIME`.
+    RtTime(RtTime),
+}
+
+/// `RLIMIT_RTTIME`: how long (µs of CPU) a real-time thread of the process may run
+/// without blocking; the kernel sends `SIGXCPU` at the soft limit and `SIGKILL` at the
+/// hard one. `None`: unlimited. Journal text: `"soft/hard"`, `"unlimited/unlimited"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RtTime {
+    pub soft_us: Option<u64>,
+    pub hard_us: Option<u64>,
+}
+
+/// The `RLIMIT_RTTIME` soft limit a real-time policy from schedlab comes with, in µs: a
+/// thread that runs 2 s of CPU without ever blocking gets `SIGXCPU` from the kernel —
+/// which kills a process that does not handle it (a runaway one) and tells one that
+/// does (an audio server) to give up real time — whether the daemon (which bounds a
+/// real-time class to `rt_max_ms` per second, and a boost to `boost_max_ms`) still runs
+/// or not. The rule is rtkit's, which grants real time only with `RLIMIT_RTTIME` set,
+/// with a bound ten times rtkit's 200 ms: schedlab's classes are programs an
+/// administrator named, not requests from any client. Only the soft limit is lowered:
+/// putting it back needs no privilege (raising a hard limit needs `CAP_SYS_RESOURCE`,
+/// which a sandboxed root may lack).
+pub const RTTIME_BOUND_US: u64 = 2_000_000;
+
+impl RtTime {
+    /// Whether the kernel signals a runaway thread by [`RTTIME_BOUND_US`] at the latest.
+    pub fn is_bounded(&self) -> bool {
+        self.soft_us.is_some_and(|s| s <= RTTIME_BOUND_US)
+    }
+
+    /// This limit with its soft limit lowered to [`RTTIME_BOUND_US`] (or to the hard
+    /// limit, if that is lower), the hard limit kept.
+    pub fn bounded(self) -> RtTime {
+        let soft = self.hard_us.map_or(RTTIME_BOUND_US, |h| h.min(RTTIME_BOUND_US));
+        RtTime { soft_us: Some(self.soft_us.map_or(soft, |s| s.min(soft))), hard_us: self.hard_us }
+    }
+
+    fn parse(text: &str) -> Option<RtTime> {
+        let one = |t: &str| match t {
+            "unlimited" => Some(None),
+            n => n.parse::<u64>().ok().filter(|&n| n < libc::RLIM_INFINITY).map(Some),
+        };
+        let (soft, hard) = text.trim().split_once('/')?;
+        let (soft_us, hard_us) = (one(soft)?, one(hard)?);
+        let soft_ok = match (soft_us, hard_us) {
+            (_, None) => true,
+            (None, Some(_)) => false,
+            (Some(s), Some(h)) => s <= h,
+        };
+        soft_ok.then_some(RtTime { soft_us, hard_us })
+    }
+}
+
+impl fmt::Display for RtTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let one = |v: Option<u64>| v.map_or("unlimited".to_string(), |n| n.to_string());
+        write!(f, "{}/{}", one(self.soft_us), one(self.hard_us))
+    }
+}
+
+/// The `RLIMIT_RTTIME` of the process of thread `tid`.
+pub fn get_rttime(tid: Pid) -> io::Result<RtTime> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: no new limit is given (null); `limit` is valid to write.
+    let rc =
+        unsafe { libc::prlimit(tid.0 as libc::pid_t, libc::RLIMIT_RTTIME, std::ptr::null(), &mut limit) };
+    check(rc as libc::c_long)?;
+    let one = |v: libc::rlim_t| (v != libc::RLIM_INFINITY).then_some(v);
+    Ok(RtTime { soft_us: one(limit.rlim_cur), hard_us: one(limit.rlim_max) })
+}
+
+/// Sets the `RLIMIT_RTTIME` of the process of thread `tid`.
+pub fn set_rttime(tid: Pid, value: &RtTime) -> io::Result<()> {
+    let one = |v: Option<u64>| v.unwrap_or(libc::RLIM_INFINITY);
+    let limit = libc::rlimit { rlim_cur: one(value.soft_us), rlim_max: one(value.hard_us) };
+    // SAFETY: `limit` is a valid rlimit; the old one is not asked for.
+    let rc =
+        unsafe { libc::prlimit(tid.0 as libc::pid_t, libc::RLIMIT_RTTIME, &limit, std::ptr::null_mut()) };
+    check(rc as libc::c_long)
 }
 
 impl Value {
@@ -233,7 +313,14 @@ impl Value {
             Value::Nice(_) => Setting::Nice,
             Value::Policy(_) => Setting::Policy,
             Value::Cgroup(_) => Setting::Cgroup,
+            Value::RtTime(_) => Setting::RtTime,
         }
+    }
+
+    /// Whether the setting is the process's rather than each thread's (a cgroup, a
+    /// resource limit): read and written once, through the main thread.
+    pub fn per_process(&self) -> bool {
+        matches!(self, Value::Cgroup(_) | Value::RtTime(_))
     }
 
     /// Whether this is a policy with the reset-on-fork flag.
@@ -249,6 +336,7 @@ impl Value {
             Setting::Nice => get_nice(tid).map(Value::Nice),
             Setting::Policy => get_policy(tid).map(Value::Policy),
             Setting::Cgroup => crate::cgroup::current_cpuset_cgroup(tid).map(Value::Cgroup),
+            Setting::RtTime => get_rttime(tid).map(Value::RtTime),
             Setting::Slice => Err(unsupported(what)),
         }
     }
@@ -262,6 +350,7 @@ impl Value {
             Setting::Cgroup => Some(text.trim())
                 .filter(|p| crate::cgroup::check_cgroup_path(p).is_ok())
                 .map(|p| Value::Cgroup(p.to_string())),
+            Setting::RtTime => RtTime::parse(text).map(Value::RtTime),
             Setting::Slice => return Err(unsupported(what)),
         };
         v.ok_or_else(|| {
@@ -277,6 +366,7 @@ impl Value {
             Value::Nice(n) => set_nice(tid, *n),
             Value::Policy(p) => set_policy(tid, p),
             Value::Cgroup(path) => set_cgroup(tid, path),
+            Value::RtTime(limit) => set_rttime(tid, limit),
         }
     }
 }
@@ -288,6 +378,7 @@ impl fmt::Display for Value {
             Value::Nice(n) => n.fmt(f),
             Value::Policy(p) => p.fmt(f),
             Value::Cgroup(path) => f.write_str(path),
+            Value::RtTime(limit) => limit.fmt(f),
         }
     }
 }
@@ -538,6 +629,23 @@ mod tests {
         assert!(PolicyValue::new(Policy::Other, 1, 0).is_err());
         assert_eq!(PolicyValue::parse("SCHED_DEADLINE/0/0"), None);
         assert_eq!(std::mem::size_of::<SchedAttr>(), 56);
+    }
+
+    #[test]
+    fn rttime_text_round_trips_and_is_checked() {
+        for text in ["200000/1000000", "unlimited/unlimited", "5/unlimited", "2000000/2000000"] {
+            assert_eq!(Value::parse(Setting::RtTime, text).unwrap().to_string(), text);
+        }
+        for bad in ["", "5", "unlimited/5", "6/5", "x/y", "18446744073709551615/unlimited"] {
+            assert!(Value::parse(Setting::RtTime, bad).is_err(), "{bad:?}");
+        }
+        let unlimited = RtTime { soft_us: None, hard_us: None };
+        assert!(!unlimited.is_bounded());
+        assert_eq!(unlimited.bounded(), RtTime { soft_us: Some(RTTIME_BOUND_US), hard_us: None });
+        assert!(unlimited.bounded().is_bounded());
+        let tight = RtTime { soft_us: Some(1000), hard_us: Some(5000) };
+        assert_eq!(tight.bounded(), tight, "a tighter limit is kept");
+        assert_eq!(RtTime { soft_us: None, hard_us: Some(5000) }.bounded().soft_us, Some(5000));
     }
 
     #[test]

@@ -293,11 +293,19 @@ fn policy_change_keeps_nice_and_restores_from_realtime() {
     act.set_nice(&h, 5).unwrap();
     act.set_policy(&h, Policy::Batch, 0, 0).unwrap();
     assert_eq!((proc_policy(pid), proc_nice(pid)), (libc::SCHED_BATCH as u32, 5));
+    let unlimited = settings::get_rttime(pid).unwrap();
+    assert_eq!(unlimited.hard_us, None, "a sleep has no RLIMIT_RTTIME of its own");
     act.set_policy(&h, Policy::Fifo, 1, 0).unwrap();
     assert_eq!(proc_policy(pid), libc::SCHED_FIFO as u32);
+    assert_eq!(
+        settings::get_rttime(pid).unwrap(),
+        unlimited.bounded(),
+        "real time comes with the kernel's bound"
+    );
     let report = act.restore_all().unwrap();
-    assert_eq!((report.restored, report.failed.len()), (3, 0), "{:?}", report.failed);
+    assert_eq!((report.restored, report.failed.len()), (4, 0), "{:?}", report.failed);
     assert_eq!((proc_policy(pid), proc_nice(pid)), (libc::SCHED_OTHER as u32, 0));
+    assert_eq!(settings::get_rttime(pid).unwrap(), unlimited, "and the limit goes with it");
 }
 
 /// A python3 child running `script`, killed and reaped when dropped; `numbers` reads

@@ -24,12 +24,15 @@ pub enum Setting {
     Slice,
     /// The cgroup the process belongs to.
     Cgroup,
+    /// `RLIMIT_RTTIME`: the CPU time a real-time thread may run without blocking before
+    /// the kernel kills it (the kernel's own bound on a real-time policy schedlab gives).
+    RtTime,
 }
 
 impl Setting {
     /// Every setting, in the order of the enum.
-    pub const ALL: [Setting; 5] =
-        [Setting::Affinity, Setting::Nice, Setting::Policy, Setting::Slice, Setting::Cgroup];
+    pub const ALL: [Setting; 6] =
+        [Setting::Affinity, Setting::Nice, Setting::Policy, Setting::Slice, Setting::Cgroup, Setting::RtTime];
 
     /// The lowercase word stored in the `journal.what` column.
     pub fn as_str(self) -> &'static str {
@@ -39,6 +42,7 @@ impl Setting {
             Setting::Policy => "policy",
             Setting::Slice => "slice",
             Setting::Cgroup => "cgroup",
+            Setting::RtTime => "rttime",
         }
     }
 

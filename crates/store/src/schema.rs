@@ -109,6 +109,28 @@ pub const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE journal ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
     ",
+    // 5: the journal takes `rttime` (RLIMIT_RTTIME, the kernel's bound on a real-time
+    // policy schedlab gives). SQLite cannot change a CHECK: the table is made anew.
+    "
+    CREATE TABLE journal_5 (
+        id           INTEGER PRIMARY KEY,
+        time_unix_ns INTEGER NOT NULL,
+        pid          INTEGER NOT NULL,
+        start_time   INTEGER NOT NULL,
+        what         TEXT    NOT NULL
+            CHECK (what IN ('affinity', 'nice', 'policy', 'slice', 'cgroup', 'rttime')),
+        old_value    TEXT    NOT NULL,
+        new_value    TEXT    NOT NULL,
+        applied      INTEGER NOT NULL DEFAULT 0,
+        undone       INTEGER NOT NULL DEFAULT 0,
+        boot_id      TEXT    NOT NULL DEFAULT ''
+    );
+    INSERT INTO journal_5 (id, time_unix_ns, pid, start_time, what, old_value, new_value, applied, undone, boot_id)
+        SELECT id, time_unix_ns, pid, start_time, what, old_value, new_value, applied, undone, boot_id FROM journal;
+    DROP TABLE journal;
+    ALTER TABLE journal_5 RENAME TO journal;
+    CREATE INDEX journal_pending ON journal (undone, id);
+    ",
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

@@ -87,6 +87,11 @@ impl Default for GmmParams {
     }
 }
 
+/// The most features a model file may have (the shipped profiles have 151).
+pub const MAX_FEATURES: usize = 4096;
+/// The most components a model file may have.
+pub const MAX_COMPONENTS: usize = 1024;
+
 /// One Gaussian of the mixture, in standardized feature space.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Component {
@@ -524,9 +529,47 @@ impl Clusterer {
         serde_json::to_string_pretty(self).expect("a clusterer always serializes")
     }
 
-    /// A model saved by `to_json`.
+    /// A model saved by `to_json`, checked: every vector as long as the features are
+    /// many, a full covariance square, at most [`MAX_FEATURES`] features and
+    /// [`MAX_COMPONENTS`] components (so that a file of a few bytes cannot make
+    /// `assign` index out of bounds or allocate a `d × d` factor for a `d` it only
+    /// claims).
     pub fn from_json(text: &str) -> Result<Clusterer, serde_json::Error> {
-        serde_json::from_str(text)
+        let model: Clusterer = serde_json::from_str(text)?;
+        model.check().map_err(<serde_json::Error as serde::de::Error>::custom)?;
+        Ok(model)
+    }
+
+    /// What [`Clusterer::from_json`] checks.
+    fn check(&self) -> Result<(), String> {
+        let d = self.features.len();
+        if d > MAX_FEATURES {
+            return Err(format!("{d} features, more than the {MAX_FEATURES} a model may have"));
+        }
+        if self.components.len() > MAX_COMPONENTS || self.components.is_empty() {
+            return Err(format!("{} components; a model has 1 to {MAX_COMPONENTS}", self.components.len()));
+        }
+        if self.shift.len() != d || self.scale.len() != d {
+            return Err(format!(
+                "{d} features but {} shifts and {} scales",
+                self.shift.len(),
+                self.scale.len()
+            ));
+        }
+        for (i, c) in self.components.iter().enumerate() {
+            let square = c.covariance.len() == d && c.covariance.iter().all(|row| row.len() == d);
+            let shape_ok =
+                c.mean.len() == d && (c.variances.len() == d || (c.variances.is_empty() && square));
+            if !shape_ok {
+                return Err(format!(
+                    "component {i}: a mean of {} and {} variances (or a covariance of {} rows) for {d} features",
+                    c.mean.len(),
+                    c.variances.len(),
+                    c.covariance.len()
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -618,6 +661,36 @@ mod tests {
         assert_eq!(model.assign(&at(9.0, 10.0)).0, 1);
         let p = model.probabilities(&at(5.0, 5.0));
         assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12, "{p:?}");
+    }
+
+    #[test]
+    fn a_model_file_that_does_not_fit_together_is_refused() {
+        let ok = r#"{"features": ["x"], "shift": [0], "scale": [1], "bic": [],
+            "components": [{"weight": 1, "mean": [0], "variances": [1]}]}"#;
+        assert!(Clusterer::from_json(ok).is_ok());
+        for (bad, says) in [
+            (ok.replace(r#""shift": [0]"#, r#""shift": []"#), "shifts"),
+            (ok.replace(r#""mean": [0]"#, r#""mean": [0, 1]"#), "component 0"),
+            (ok.replace(r#""variances": [1]"#, r#""covariance": [[1, 2]]"#), "component 0"),
+            // A covariance of many rows for one feature: a d × d factor never made.
+            (
+                ok.replace(
+                    r#""variances": [1]"#,
+                    &format!(r#""covariance": [{}]"#, vec!["[]"; 5000].join(",")),
+                ),
+                "component 0",
+            ),
+            (
+                ok.replace(
+                    r#""components": [{"weight": 1, "mean": [0], "variances": [1]}]"#,
+                    r#""components": []"#,
+                ),
+                "components",
+            ),
+        ] {
+            let e = Clusterer::from_json(&bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
     }
 
     #[test]

@@ -152,14 +152,27 @@ impl Hackbench {
     fn from_args(args: &Args) -> Result<Self, WorkloadError> {
         let d = Hackbench::default();
         let max = i64::from(u32::MAX);
-        Ok(Hackbench {
+        let h = Hackbench {
             groups: args.int("groups", d.groups.into(), 1..=10_000)? as u32,
             fds: args.int("fds", d.fds.into(), 1..=1_000)? as u32,
             loops: args.int("loops", d.loops.into(), 1..=max)? as u32,
             size: args.int("size", d.size.into(), 1..=max)? as u32,
             ipc: args.choice("ipc", d.ipc, &[("pipe", Ipc::Pipe), ("socket", Ipc::Socket)])?,
             mode: args.choice("mode", d.mode, &[("process", Mode::Process), ("thread", Mode::Thread)])?,
-        })
+        };
+        let tasks = 2 * u64::from(h.groups) * u64::from(h.fds);
+        if tasks > super::MAX_TASKS {
+            return Err(WorkloadError::BadValue {
+                workload: "hackbench".into(),
+                key: "groups×fds".into(),
+                value: format!("{}×{}", h.groups, h.fds),
+                problem: format!(
+                    "{tasks} tasks (2 × groups × fds); a workload has at most {}",
+                    super::MAX_TASKS
+                ),
+            });
+        }
+        Ok(h)
     }
 }
 
@@ -275,6 +288,11 @@ mod tests {
             err("hackbench:size=big"),
             "hackbench: size=big: expected a whole number in 1..=4294967295"
         );
+        assert_eq!(
+            err("hackbench:groups=10000,fds=1000"),
+            "hackbench: groups×fds=10000×1000: 20000000 tasks (2 × groups × fds); a workload has at most 100000"
+        );
+        assert!(load("hackbench:groups=100,fds=500").is_ok(), "100,000 tasks exactly");
     }
 
     #[test]

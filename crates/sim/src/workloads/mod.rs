@@ -13,6 +13,11 @@ mod spec;
 
 pub use spec::{Builtin, BUILTINS};
 
+/// The most tasks (threads) a workload may have, from any source: an rt-app file's
+/// `instance` counts summed, hackbench's `2 × groups × fds`. A few bytes of input must
+/// not ask for a memory the machine does not have.
+pub const MAX_TASKS: u64 = 100_000;
+
 use std::path::Path;
 
 use crate::Workload;

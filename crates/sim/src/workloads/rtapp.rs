@@ -464,6 +464,18 @@ fn workload(root: &Node, file: &str) -> Parsed<Workload> {
         if task.instances == 0 {
             continue;
         }
+        if w.tasks.len() as u64 + u64::from(task.instances) > super::MAX_TASKS {
+            return fail(
+                t.node.at,
+                format!(
+                    "{} threads in all with \"{}\"'s {} instances: a workload has at most {}",
+                    w.tasks.len() as u64 + u64::from(task.instances),
+                    t.key,
+                    task.instances,
+                    super::MAX_TASKS
+                ),
+            );
+        }
         let program = w.add_program(task.program);
         for _ in 0..task.instances {
             let mut spec = TaskSpec::new(format!("{}-{}", t.key, w.tasks.len()), program);
@@ -753,6 +765,8 @@ mod tests {
   0}}}"#, "\"loop\" must be -1 (for ever) or a count from 1, not 0".into()),
             (r#"{"tasks": {"t": {"run": 1, "instance":
   -1}}}"#, "\"instance\" must be in 0..=100000, not -1".into()),
+            (r#"{"tasks": {"a": {"run": 1, "instance": 60000}, "b":
+  {"run": 1, "instance": 60000}}}"#, "120000 threads in all with \"b\"'s 60000 instances: a workload has at most 100000".into()),
             (r#"{"tasks": {"t": {"run": 1, "cpus":
   []}}}"#, "\"cpus\" is empty: give at least one CPU number".into()),
             (r#"{"tasks": {"t": {"run": 1, "cpus": [1,

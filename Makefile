@@ -17,7 +17,7 @@ FAIR ?= eevdf
 # Extra arguments for `schedlab simulate`, e.g. SIM_ARGS="--cpus 4 --trace t.json".
 SIM_ARGS ?=
 
-.PHONY: run simulate test setup build install bench hackbench-ratio readme fmt lint
+.PHONY: run simulate test fuzz setup build install bench hackbench-ratio readme fmt lint
 
 ## run: build in release mode, then run the daemon in the foreground with the built-in configuration (Ctrl-C stops it and restores everything)
 run: build
@@ -27,11 +27,20 @@ run: build
 simulate: build
 	$(CARGO) run --release -q -p schedlab-cli -- simulate $(WORKLOAD) --fair $(FAIR) $(SIM_ARGS)
 
+# Seconds each fuzz target runs in `make test` (`make fuzz FUZZ_SECONDS=600` for a long run).
+FUZZ_SECONDS ?= 15
+
 ## test: every test of the workspace (and, optimized, the one too slow unoptimized:
-## the shipped model's leave-one-program-out recomputation, 525 trees)
+## the shipped model's leave-one-program-out recomputation, 525 trees), then every fuzz
+## target for FUZZ_SECONDS
 test: setup
 	$(CARGO) test --workspace
 	$(CARGO) test --release -p schedlab-behavior --test learn_shipped -- --include-ignored
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+## fuzz: every parser of untrusted input fuzzed for FUZZ_SECONDS each (cargo-fuzz, nightly)
+fuzz: setup
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 ## setup: install missing Debian packages, check the Rust toolchain (idempotent)
 setup:

@@ -11,7 +11,7 @@ pub mod paper002;
 pub mod rtapp;
 mod spec;
 
-pub use spec::{Builtin, BUILTINS};
+pub use spec::{builtin, Builtin, BUILTINS};
 
 /// The most tasks (threads) a workload may have, from any source: an rt-app file's
 /// `instance` counts summed, hackbench's `2 × groups × fds`. A few bytes of input must

@@ -25,7 +25,7 @@ pub struct Builtin {
 pub const BUILTINS: &[Builtin] = &[hackbench::BUILTIN, paper002::PI, paper002::RW, paper002::MIXED];
 
 /// Builds the built-in workload a `NAME[:key=value,...]` spec names.
-pub(crate) fn builtin(spec: &str) -> Result<Workload, WorkloadError> {
+pub fn builtin(spec: &str) -> Result<Workload, WorkloadError> {
     let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
     let name = name.trim();
     let Some(b) = BUILTINS.iter().find(|b| b.name == name) else {

@@ -358,18 +358,23 @@ impl<'s> Actuator<'s> {
     /// process is gone or not the same: the caller stops managing it too). False for a
     /// process schedlab never changed.
     pub fn changed_externally(&self, process: &ProcessHandle) -> bool {
-        let key = process.key();
-        let mut ours = Setting::ALL
-            .into_iter()
-            .filter_map(|what| Some((what, &self.stacks.get(&(key, what))?.last()?.new)))
-            .peekable();
-        if ours.peek().is_none() {
+        if !self.changes(process.key()) {
             return false;
         }
-        if !process.is_same() {
-            return true;
-        }
-        ours.any(|(what, set)| Value::read(what, process.pid()).ok().as_ref() != Some(set))
+        !process.is_same() || self.differs(process.key())
+    }
+
+    /// Whether what pid `key.pid` has now differs from what schedlab last set on process
+    /// `key`, read by pid alone: the check of every managed process at every plan,
+    /// which needs no handle (a pid taken by another process meanwhile differs too, and
+    /// the caller then checks the identity before it concludes anything).
+    pub fn differs(&self, key: ProcessKey) -> bool {
+        Setting::ALL.into_iter().any(|what| {
+            self.stacks
+                .get(&(key, what))
+                .and_then(|stack| stack.last())
+                .is_some_and(|made| Value::read(what, key.pid).ok().as_ref() != Some(&made.new))
+        })
     }
 
     /// Stops managing the process: its pending journal entries (all of this run's: a

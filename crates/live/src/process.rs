@@ -148,21 +148,22 @@ pub fn stat_field(pid: Pid, n: usize) -> io::Result<String> {
     })
 }
 
-/// How many threads process `pid` has (field 20 of `/proc/PID/stat`).
-pub fn thread_count(pid: Pid) -> io::Result<u32> {
-    stat_field(pid, 20)?.parse().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{e}")))
+/// The CPU time (user + system, all its threads, ns; fields 14 and 15) and the number
+/// of threads (field 20) of process `pid`, from one read of `/proc/PID/stat`.
+pub fn usage(pid: Pid) -> io::Result<(u64, u32)> {
+    let fields = stat_fields(pid)?;
+    let field = |n: usize| -> io::Result<u64> {
+        fields.get(n - 3).and_then(|f| f.parse().ok()).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{}/stat has no field {n}", pid.0))
+        })
+    };
+    Ok(((field(14)? + field(15)?) * (1_000_000_000 / clock_ticks_per_s()), field(20)? as u32))
 }
 
 /// CPU time (user + system, all its threads) of process `pid` (fields 14 and 15 of
 /// `/proc/PID/stat`), in nanoseconds.
 pub fn cpu_time_ns(pid: Pid) -> io::Result<u64> {
-    let fields = stat_fields(pid)?;
-    let ticks = |n: usize| -> io::Result<u64> {
-        fields.get(n - 3).and_then(|f| f.parse().ok()).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{}/stat has no field {n}", pid.0))
-        })
-    };
-    Ok((ticks(14)? + ticks(15)?) * (1_000_000_000 / clock_ticks_per_s()))
+    usage(pid).map(|(ns, _)| ns)
 }
 
 /// The clock ticks of /proc's times per second (`_SC_CLK_TCK`, at least 1).

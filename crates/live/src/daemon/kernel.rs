@@ -32,10 +32,10 @@ pub trait Kernel {
     /// How long a process that started at `start_time` (clock ticks since boot, as
     /// [`ProcInfo::start_time`]) has lived.
     fn age(&self, start_time: u64) -> Duration;
-    /// The CPU time process `pid` has used, all its threads, in ns.
-    fn cpu_time_ns(&self, pid: u32) -> Option<Ns>;
-    /// How many threads process `pid` has: what its CPU set must leave room for.
-    fn threads(&self, pid: u32) -> Option<u32>;
+    /// The CPU time process `pid` has used (all its threads, in ns) and how many
+    /// threads it has (what its CPU set must leave room for), from one read: every
+    /// managed process is read at every plan.
+    fn usage(&self, pid: u32) -> Option<(Ns, u32)>;
     /// How thread `tid` ranks for boosting: its policy and nice value.
     fn rank(&self, tid: Pid) -> Option<Rank>;
     /// The highest real-time priority process `pid` may give itself (its

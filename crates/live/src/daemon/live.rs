@@ -130,12 +130,8 @@ impl Kernel for Live<'_> {
         crate::process::age(start_time)
     }
 
-    fn cpu_time_ns(&self, pid: u32) -> Option<Ns> {
-        crate::process::cpu_time_ns(Pid(pid)).ok()
-    }
-
-    fn threads(&self, pid: u32) -> Option<u32> {
-        crate::process::thread_count(Pid(pid)).ok()
+    fn usage(&self, pid: u32) -> Option<(Ns, u32)> {
+        crate::process::usage(Pid(pid)).ok()
     }
 
     fn rank(&self, tid: Pid) -> Option<Rank> {
@@ -306,10 +302,12 @@ impl Enforcer for Live<'_> {
         if !self.actuator.changes(process) {
             return Kept::Yes;
         }
-        // A handle not held is opened for the check and dropped.
+        // A handle not held is opened only when a value differs: the check of every
+        // managed process at every plan then costs the reads of its values alone.
         let opened;
         let h = match self.handles.held(process) {
             Some(h) => h,
+            None if !self.actuator.differs(process) => return Kept::Yes,
             None => match ProcessHandle::open(process.pid) {
                 Ok(h) if h.start_time() == process.start_time => {
                     opened = h;

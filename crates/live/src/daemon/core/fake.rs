@@ -213,12 +213,8 @@ impl Kernel for FakeMachine {
         (BOOTED + self.elapsed.get()).saturating_sub(Duration::from_millis(start_time * 1000 / HZ))
     }
 
-    fn cpu_time_ns(&self, pid: u32) -> Option<Ns> {
-        self.processes.get(&pid).map(|p| p.cpu_time_ns)
-    }
-
-    fn threads(&self, pid: u32) -> Option<u32> {
-        self.processes.get(&pid).map(|p| p.threads)
+    fn usage(&self, pid: u32) -> Option<(Ns, u32)> {
+        self.processes.get(&pid).map(|p| (p.cpu_time_ns, p.threads))
     }
 
     fn rank(&self, tid: Pid) -> Option<Rank> {

@@ -22,11 +22,11 @@ impl Core {
             if p.class.is_none() && !self.raised.contains_key(&pid) {
                 continue;
             }
-            let r = m.cpu_time_ns(pid).unwrap_or(p.runtime_prev);
+            let (r, threads) = m.usage(pid).unwrap_or((p.runtime_prev, p.threads));
             // The first reading is the baseline: what it used before is no load now.
             p.load = if p.runtime_prev == 0 { 0.0 } else { r.saturating_sub(p.runtime_prev) as f64 / period };
             p.runtime_prev = r;
-            p.threads = m.threads(pid).unwrap_or(p.threads);
+            p.threads = threads;
         }
         let young: Vec<u32> =
             self.procs.iter().filter(|(_, p)| p.state == State::Young).map(|(&pid, _)| pid).collect();

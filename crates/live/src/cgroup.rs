@@ -65,13 +65,28 @@ pub struct Hierarchy {
     /// The cgroup the mount shows at its mount point (field 4 of mountinfo), `/` unless
     /// only a subtree is mounted.
     mount_root: String,
+    /// Where the mark of a `+cpuset` schedlab enabled on the root is kept
+    /// ([`ENABLED_MARK`] unless [`Hierarchy::with_mark`] says otherwise).
+    mark: PathBuf,
 }
 
 impl Hierarchy {
     /// A hierarchy of `version` mounted at `mount_point` with its whole tree, trusted
     /// as given (nothing is checked). For configurations that name the mount, and tests.
     pub fn at(version: Version, mount_point: impl Into<PathBuf>) -> Hierarchy {
-        Hierarchy { version, mount_point: mount_point.into(), mount_root: "/".to_string() }
+        Hierarchy {
+            version,
+            mount_point: mount_point.into(),
+            mount_root: "/".to_string(),
+            mark: PathBuf::from(ENABLED_MARK),
+        }
+    }
+
+    /// The same hierarchy keeping its `+cpuset` mark at `path` instead of
+    /// [`ENABLED_MARK`] (a tree standing in for cgroupfs keeps it beside itself).
+    pub fn with_mark(mut self, path: impl Into<PathBuf>) -> Hierarchy {
+        self.mark = path.into();
+        self
     }
 
     /// The hierarchy to use: the v2 one if it offers cpuset, else the v1 cpuset one.
@@ -328,7 +343,7 @@ impl CpusetGroup {
         let h = &self.hierarchy;
         let parent = self.parent_dir();
         if h.version == Version::V2 && h.enable_cpuset_below(&h.mount_point)? {
-            fs::write(ENABLED_MARK, h.mount_point.display().to_string())?;
+            fs::write(&h.mark, h.mount_point.display().to_string())?;
         }
         let made_parent = mkdir(&parent)?;
         match h.version {
@@ -437,9 +452,9 @@ impl CpusetGroup {
         if fs::remove_dir(self.parent_dir()).is_err() || h.version != Version::V2 {
             return;
         }
-        let ours = fs::read_to_string(ENABLED_MARK).is_ok_and(|m| Path::new(m.trim()) == h.mount_point);
+        let ours = fs::read_to_string(&h.mark).is_ok_and(|m| Path::new(m.trim()) == h.mount_point);
         if ours && write_file(&h.mount_point.join("cgroup.subtree_control"), "-cpuset").is_ok() {
-            let _ = fs::remove_file(ENABLED_MARK);
+            let _ = fs::remove_file(&h.mark);
         }
     }
 }
@@ -503,6 +518,7 @@ fn scan_mountinfo(mountinfo: &str) -> (Vec<Hierarchy>, Vec<String>) {
                     version: Version::V1,
                     mount_point: mount.mount_point,
                     mount_root: mount.root,
+                    mark: PathBuf::from(ENABLED_MARK),
                 });
             }
             "cgroup2" => {
@@ -516,6 +532,7 @@ fn scan_mountinfo(mountinfo: &str) -> (Vec<Hierarchy>, Vec<String>) {
                             version: Version::V2,
                             mount_point: mount.mount_point,
                             mount_root: mount.root,
+                            mark: PathBuf::from(ENABLED_MARK),
                         })
                     }
                     Ok(c) => seen.push(format!(
@@ -755,8 +772,10 @@ mod tests {
             fs::write(dir.join(f), v).unwrap();
         }
         fs::write(group.join("cgroup.procs"), "").unwrap();
-        let h = Hierarchy::at(Version::V2, &root);
+        let mark = root.with_extension("mark");
+        let h = Hierarchy::at(Version::V2, &root).with_mark(&mark);
         let g = CpusetGroup::create_in(&h, "batch", &CpuSet::new([1, 2])).unwrap();
+        assert_eq!(fs::read_to_string(&mark).unwrap(), root.display().to_string(), "schedlab enabled it");
         let read = |p: PathBuf| fs::read_to_string(p).unwrap();
         assert_eq!(read(root.join("cgroup.subtree_control")), "+cpuset");
         assert_eq!(read(slice.join("cgroup.subtree_control")), "+cpuset");
@@ -767,6 +786,20 @@ mod tests {
         g.move_process(Pid(42)).unwrap();
         assert_eq!(read(group.join("cgroup.procs")), "42");
         assert!(CpusetGroup::create_in(&h, "x", &CpuSet::default()).is_err());
+        // The last group gone (a real cgroupfs has no files to empty first), the
+        // `+cpuset` schedlab enabled on the root is undone, and its mark with it.
+        for dir in [&group, &slice] {
+            for f in fs::read_dir(dir).unwrap() {
+                let f = f.unwrap().path();
+                if f.is_file() {
+                    fs::remove_file(f).unwrap();
+                }
+            }
+        }
+        g.remove().unwrap();
+        assert!(!slice.exists());
+        assert_eq!(read(root.join("cgroup.subtree_control")), "-cpuset");
+        assert!(!mark.exists());
         fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -530,6 +530,8 @@ mod tests {
         assert_eq!(store.syscall_counts(w).unwrap().len(), 2);
         assert_eq!(store.bursts(w).unwrap()[0].run.total_ns, 30);
         assert_eq!(store.dependency_edges(w).unwrap()[0].confidence, 21);
+        // Closed first: SQLite removes its log and index files with the last connection.
+        drop(store);
         std::fs::remove_file(&path).unwrap();
     }
 

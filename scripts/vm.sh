@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The sched_ext kernel for the VM harness (issue 12), fetched and cached: Debian's
+# trixie-backports kernel (7.3.x, CONFIG_SCHED_CLASS_EXT=y, BTF), its version pinned by
+# what the `linux-image-amd64` meta-package of that suite depends on, from the mirror
+# the machine's apt already uses, through a private sources list, lists and archive
+# directory: the system's apt configuration and state are left untouched.
+#
+# Prints the cache directory, which holds `vmlinuz` and `config` (what libbpf reads as
+# /boot/config-$(uname -r) inside the VM), and `version`. Idempotent: a cached kernel of
+# the pinned version is not fetched again.
+#
+# Facts it relies on (checked 2026-11-24): the image package
+# `linux-image-VERSION-amd64` is a wrapper whose kernel is in `linux-binary-VERSION-amd64`
+# (usr/lib/modules/VERSION-amd64/vmlinuz) and whose config is in
+# `linux-base-VERSION-amd64` (usr/lib/modules/VERSION-amd64/config); bookworm's
+# debian-archive-keyring verifies trixie. apt fetches as root into a directory its
+# `_apt` user cannot enter, and says so: harmless (no sandbox for a download).
+set -euo pipefail
+cache=${SCHEDLAB_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedlab/vm}
+apt_dir="$cache/apt"
+mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$cache/kernel"
+
+# The mirror the machine's apt uses for Debian (deb822 or one-line sources).
+mirror=$(grep -rhoE 'https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
+    | head -n 1 | tr -d ' ' || true)
+mirror=${mirror:-http://deb.debian.org/debian}
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} trixie-backports main" \
+    > "$apt_dir/sources.list"
+apt_opts=(
+    -o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o Dir::Etc::sourceparts=-
+    -o "Dir::State::Lists=$apt_dir/lists" -o Dir::State::status=/dev/null
+    -o "Dir::Cache::archives=$apt_dir/archives" -o Debug::NoLocking=1 -o APT::Architecture=amd64
+    -o APT::Sandbox::User=root
+)
+apt-get -q "${apt_opts[@]}" update >&2
+
+# The version the meta-package pins: linux-image-amd64 depends on linux-image-V-amd64.
+flavour=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null \
+    | grep -oE 'linux-image-[0-9][^ ]*-amd64' | head -n 1)
+[ -n "$flavour" ] || { echo "vm.sh: no linux-image-amd64 in trixie-backports at $mirror" >&2; exit 1; }
+version=${flavour#linux-image-}
+if [ "$(cat "$cache/version" 2>/dev/null)" = "$version" ] && [ -s "$cache/vmlinuz" ] && [ -s "$cache/config" ]; then
+    echo "$cache"
+    exit 0
+fi
+(cd "$apt_dir/archives" && apt-get -q "${apt_opts[@]}" download "linux-binary-$version" "linux-base-$version" >&2)
+rm -rf "$cache/kernel" && mkdir -p "$cache/kernel"
+for deb in "$apt_dir/archives"/linux-binary-"$version"_*.deb "$apt_dir/archives"/linux-base-"$version"_*.deb; do
+    dpkg-deb -x "$deb" "$cache/kernel"
+done
+cp "$cache/kernel/usr/lib/modules/$version/vmlinuz" "$cache/vmlinuz"
+cp "$cache/kernel/usr/lib/modules/$version/config" "$cache/config"
+grep -q '^CONFIG_SCHED_CLASS_EXT=y' "$cache/config" \
+    || { echo "vm.sh: kernel $version has no CONFIG_SCHED_CLASS_EXT" >&2; exit 1; }
+echo "$version" > "$cache/version"
+echo "$cache"

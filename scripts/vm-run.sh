@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs a command in a VM with a sched_ext kernel (the harness of issue 12):
+#   scripts/vm-run.sh [--file PATH]... -- COMMAND...
+# boots the kernel scripts/vm.sh caches under qemu (TCG: no KVM here; 2 vCPUs, 1 GiB),
+# with a busybox initramfs holding the release `schedlab` (on PATH, with the libraries
+# it links) and each PATH at /files/<basename>; runs COMMAND with the VM's shell (any
+# shell text may follow `--`), prints its output, and exits with its status. The
+# kernel's config is at /boot/config-$(uname -r), where libbpf looks for it. A boot
+# takes about 7 s; the VM is gone when this returns.
+#
+# Environment: SCHEDLAB_BIN (default target/release/schedlab), VM_TIMEOUT (s, default 600).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+files=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --file) files+=("$2"); shift 2 ;;
+        --) shift; break ;;
+        *) echo "usage: $0 [--file PATH]... -- COMMAND..." >&2; exit 2 ;;
+    esac
+done
+[ $# -gt 0 ] || { echo "usage: $0 [--file PATH]... -- COMMAND..." >&2; exit 2; }
+for tool in qemu-system-x86_64 busybox cpio; do
+    command -v "$tool" >/dev/null || { echo "vm-run.sh: $tool is missing: apt-get install qemu-system-x86 busybox-static cpio" >&2; exit 1; }
+done
+bin=${SCHEDLAB_BIN:-target/release/schedlab}
+[ -x "$bin" ] || { echo "vm-run.sh: no $bin (make build)" >&2; exit 1; }
+cache=$(scripts/vm.sh 2>/dev/null) || cache=$(scripts/vm.sh)
+version=$(cat "$cache/version")
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root="$work/root"
+mkdir -p "$root"/{bin,proc,sys,dev,tmp,run,boot,files,sys/fs/bpf}
+cp /usr/bin/busybox "$root/bin/"
+for applet in $(busybox --list); do
+    [ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+cp "$bin" "$root/bin/schedlab"
+# The libraries schedlab links, at the paths the loader looks for them.
+for lib in $(ldd "$bin" | grep -oE '/[^ ]+'); do
+    mkdir -p "$root$(dirname "$lib")"
+    cp -L "$lib" "$root$lib"
+done
+cp "$cache/config" "$root/boot/config-$version"
+for f in "${files[@]}"; do
+    cp -r "$f" "$root/files/$(basename "$f")"
+done
+printf '%s\n' "$*" > "$root/command"
+cat > "$root/init" <<'INIT'
+#!/bin/sh
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t tmpfs run /run
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+cd /files
+# A line of its own: the console may put escape sequences before the first.
+echo
+echo "=== schedlab-vm begin ==="
+sh /command
+echo "=== schedlab-vm end $? ==="
+poweroff -f
+INIT
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.gz"
+
+out="$work/console"
+timeout "${VM_TIMEOUT:-600}" qemu-system-x86_64 -machine q35,accel=tcg -smp 2 -m 1024 -nographic -no-reboot \
+    -kernel "$cache/vmlinuz" -initrd "$work/initramfs.gz" \
+    -append "console=ttyS0 panic=-1 quiet loglevel=3" > "$out" 2>&1 || true
+tr -d '\r' < "$out" | sed -n '/=== schedlab-vm begin ===$/,/^=== schedlab-vm end [0-9]* ===$/p' \
+    | sed '1d;$d'
+status=$(tr -d '\r' < "$out" | sed -n 's/^=== schedlab-vm end \([0-9]*\) ===$/\1/p' | tail -n 1)
+if [ -z "$status" ]; then
+    echo "vm-run.sh: the VM ended without the command's status; its console:" >&2
+    tail -n 40 "$out" >&2
+    exit 1
+fi
+exit "$status"

@@ -195,21 +195,25 @@ impl<'s> Actuator<'s> {
     ) -> Result<JournalId> {
         let value = PolicyValue::new(policy, rt_priority, sched_runtime_ns)
             .map_err(|e| kernel_err("set policy", process.pid(), e))?;
-        let flag = self.read(process, Setting::Policy)?.reset_on_fork();
-        let mut news = self.rttime_bound(process, policy)?;
-        news.push(Value::Policy(value.with_reset_on_fork(flag)));
-        Ok(*self.change_all(process, news)?.last().expect("one change at least"))
+        same(process)?;
+        let old = self.read(process, Setting::Policy)?;
+        let new = Value::Policy(value.with_reset_on_fork(old.reset_on_fork()));
+        let mut pairs = self.rttime_bound(process, policy)?;
+        pairs.push((old, new));
+        Ok(*self.change_all(process, pairs)?.last().expect("one change at least"))
     }
 
     /// The `RLIMIT_RTTIME` a real-time `policy` needs first ([`RtTime::bounded`]),
     /// unless the process has one as tight already: the kernel signals a runaway
     /// real-time thread whether the daemon runs or not.
-    fn rttime_bound(&self, process: &ProcessHandle, policy: Policy) -> Result<Vec<Value>> {
+    fn rttime_bound(&self, process: &ProcessHandle, policy: Policy) -> Result<Vec<(Value, Value)>> {
         if !policy.is_rt() {
             return Ok(Vec::new());
         }
         match self.read(process, Setting::RtTime)? {
-            Value::RtTime(now) if !now.is_bounded() => Ok(vec![Value::RtTime(now.bounded())]),
+            Value::RtTime(now) if !now.is_bounded() => {
+                Ok(vec![(Value::RtTime(now), Value::RtTime(now.bounded()))])
+            }
             _ => Ok(Vec::new()),
         }
     }
@@ -220,12 +224,15 @@ impl<'s> Actuator<'s> {
     /// with [`Actuator::revert`], last first.
     pub fn raise_nice(&mut self, process: &ProcessHandle, nice: i32) -> Result<Vec<JournalId>> {
         check_nice(process, nice)?;
-        match self.read(process, Setting::Policy)? {
-            Value::Policy(p) if !p.reset_on_fork => {
-                self.change_all(process, vec![Value::Policy(p.with_reset_on_fork(true)), Value::Nice(nice)])
+        same(process)?;
+        let mut pairs = Vec::with_capacity(2);
+        if let Value::Policy(p) = self.read(process, Setting::Policy)? {
+            if !p.reset_on_fork {
+                pairs.push((Value::Policy(p), Value::Policy(p.with_reset_on_fork(true))));
             }
-            _ => self.change_all(process, vec![Value::Nice(nice)]),
         }
+        pairs.push((self.read(process, Setting::Nice)?, Value::Nice(nice)));
+        self.change_all(process, pairs)
     }
 
     /// Raises the process to real-time `policy` at `rt_priority` (a boost), with
@@ -240,9 +247,10 @@ impl<'s> Actuator<'s> {
         let value = PolicyValue::new(policy, rt_priority, 0)
             .map_err(|e| kernel_err("set policy", process.pid(), e))?
             .with_reset_on_fork(true);
-        let mut news = self.rttime_bound(process, policy)?;
-        news.push(Value::Policy(value));
-        self.change_all(process, news)
+        same(process)?;
+        let mut pairs = self.rttime_bound(process, policy)?;
+        pairs.push((self.read(process, Setting::Policy)?, Value::Policy(value)));
+        self.change_all(process, pairs)
     }
 
     /// What this run's changes `ids` of the process set and would write back, as
@@ -441,25 +449,24 @@ impl<'s> Actuator<'s> {
     /// Journals, then applies, one change to the main thread and to the threads that
     /// have what it has. Returns the entry's id.
     fn change(&mut self, process: &ProcessHandle, new: Value) -> Result<JournalId> {
-        Ok(self.change_all(process, vec![new])?[0])
+        same(process)?;
+        let old = self.read(process, new.setting())?;
+        Ok(self.change_all(process, vec![(old, new)])?[0])
     }
 
-    /// Journals (in one transaction), then applies, changes of different settings to the
-    /// main thread and to the threads that have what it has, in one pass over the
-    /// threads. Returns the entries' ids, in order.
+    /// Journals (in one transaction), then applies, changes of different settings, each
+    /// an (old, new) pair whose old value the caller read from the main thread (after
+    /// checking the process is the same, [`same`]), to the main thread and to the
+    /// threads that have what it has, in one pass over the threads. Returns the
+    /// entries' ids, in order.
     ///
     /// If applying fails, the old values are put back where the new ones were written
     /// (best effort) and the entries stay pending and not applied, for `restore_all` to
     /// close.
-    fn change_all(&mut self, process: &ProcessHandle, news: Vec<Value>) -> Result<Vec<JournalId>> {
-        if !process.is_same() {
-            return Err(ActuatorError::NotSame(process.key()));
-        }
+    fn change_all(&mut self, process: &ProcessHandle, pairs: Vec<(Value, Value)>) -> Result<Vec<JournalId>> {
         let pid = process.pid();
-        let olds = news.iter().map(|n| self.read(process, n.setting())).collect::<Result<Vec<_>>>()?;
-        let changes: Vec<Change> = olds
+        let changes: Vec<Change> = pairs
             .iter()
-            .zip(&news)
             .map(|(old, new)| Change {
                 time_unix_ns: now_unix_ns(),
                 target: process.key(),
@@ -470,15 +477,14 @@ impl<'s> Actuator<'s> {
             })
             .collect();
         let ids = self.store.journal_insert_all(&changes)?;
-        let pairs: Vec<(&Value, &Value)> = olds.iter().zip(&news).collect();
         if let Err((at, e)) = apply_to_threads(process, &pairs) {
             for (old, new) in pairs[..=at].iter().rev() {
                 let _ = write_back(process, new, old);
             }
-            return Err(kernel_err(&format!("set {}", news[at].setting().as_str()), pid, e));
+            return Err(kernel_err(&format!("set {}", pairs[at].1.setting().as_str()), pid, e));
         }
         self.unmarked.extend(&ids);
-        for ((id, old), new) in ids.iter().zip(olds).zip(news) {
+        for (id, (old, new)) in ids.iter().zip(pairs) {
             let what = new.setting();
             let now = self.read(process, what)?;
             if now != new {
@@ -538,7 +544,7 @@ fn restore_one(entry: &JournalEntry) -> Result<Restored> {
 /// alone, one that exited meanwhile (`ESRCH`) skipped. A setting of the process (a
 /// cgroup, a limit) is written once. The process is checked to be the same after the threads are listed, so the
 /// tids are its own. On failure, which pair failed, and why.
-fn apply_to_threads(process: &ProcessHandle, pairs: &[(&Value, &Value)]) -> Result<(), (usize, io::Error)> {
+fn apply_to_threads(process: &ProcessHandle, pairs: &[(Value, Value)]) -> Result<(), (usize, io::Error)> {
     let tids = process.threads().map_err(|e| (0, e))?;
     if !process.is_same() {
         return Err((0, io::Error::from_raw_os_error(libc::ESRCH)));
@@ -552,7 +558,7 @@ fn apply_to_threads(process: &ProcessHandle, pairs: &[(&Value, &Value)]) -> Resu
         for &tid in &tids {
             if tid != process.pid() {
                 match Value::read(new.setting(), tid) {
-                    Ok(own) if own != **old => continue,
+                    Ok(own) if own != *old => continue,
                     Ok(_) => {}
                     Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
                     Err(e) => return Err(fail(e)),
@@ -590,6 +596,16 @@ pub fn write_back(process: &ProcessHandle, new: &Value, old: &Value) -> io::Resu
         }
     }
     Ok(written)
+}
+
+/// [`ActuatorError::NotSame`] unless the process is still the one the handle names:
+/// checked before its values are read for a change.
+fn same(process: &ProcessHandle) -> Result<()> {
+    if process.is_same() {
+        Ok(())
+    } else {
+        Err(ActuatorError::NotSame(process.key()))
+    }
 }
 
 fn check_nice(process: &ProcessHandle, nice: i32) -> Result<()> {

@@ -28,40 +28,43 @@ pub const CLIENT_TIME: Duration = Duration::from_secs(1);
 /// The OpenMetrics text of `s`.
 pub fn render(s: &Stats) -> String {
     let mut out = String::new();
-    let mut metric = |name: &str, kind: &str, help: &str, value: String| {
+    // (name, counter?, help, value): a counter's sample is `NAME_total`.
+    let metrics: [(&str, bool, &str, String); 14] = [
+        ("uptime_seconds", false, "Seconds since the daemon started.", format!("{:.3}", s.uptime_s)),
+        ("managed_processes", false, "Processes with a class the daemon manages.", s.managed.to_string()),
+        ("released_processes", false, "Processes left to a user's own change.", s.released.to_string()),
+        ("changes", true, "Changes applied to processes.", s.changes.to_string()),
+        ("failed_changes", true, "Changes that failed.", s.failed_changes.to_string()),
+        ("boosts_active", false, "Provider boosts in force.", s.boosts_active.to_string()),
+        ("boosts", true, "Provider boosts begun.", s.boosts_total.to_string()),
+        (
+            "boosts_ended_by_wakeup",
+            true,
+            "Boosts ended by their requester waking.",
+            s.boosts_ended_by_wakeup.to_string(),
+        ),
+        ("boosts_expired", true, "Boosts ended by boost_max_ms.", s.boosts_expired.to_string()),
+        (
+            "raises_expired_by_clock",
+            true,
+            "Raises the expiry clock ended because the event loop had not in time.",
+            s.raises_expired_by_clock.to_string(),
+        ),
+        ("events", true, "Events read from the kernel.", s.events.to_string()),
+        (
+            "lost_events",
+            true,
+            "Records the kernel side lost to a full ring buffer.",
+            s.lost_events.to_string(),
+        ),
+        ("slices_set", true, "Burst-aware slices set.", s.slices_set.to_string()),
+        ("cpu_seconds", true, "CPU time the daemon used, all its threads.", format!("{:.3}", s.cpu_s)),
+    ];
+    for (name, counter, help, value) in metrics {
+        let kind = if counter { "counter" } else { "gauge" };
         let _ = writeln!(out, "# TYPE schedlab_{name} {kind}\n# HELP schedlab_{name} {help}");
-        let sample = if kind == "counter" { format!("{name}_total") } else { name.to_string() };
-        let _ = writeln!(out, "schedlab_{sample} {value}");
-    };
-    metric("uptime_seconds", "gauge", "Seconds since the daemon started.", format!("{:.3}", s.uptime_s));
-    metric("managed_processes", "gauge", "Processes with a class the daemon manages.", s.managed.to_string());
-    metric("released_processes", "gauge", "Processes left to a user's own change.", s.released.to_string());
-    metric("changes", "counter", "Changes applied to processes.", s.changes.to_string());
-    metric("failed_changes", "counter", "Changes that failed.", s.failed_changes.to_string());
-    metric("boosts_active", "gauge", "Provider boosts in force.", s.boosts_active.to_string());
-    metric("boosts", "counter", "Provider boosts begun.", s.boosts_total.to_string());
-    metric(
-        "boosts_ended_by_wakeup",
-        "counter",
-        "Boosts ended by their requester waking.",
-        s.boosts_ended_by_wakeup.to_string(),
-    );
-    metric("boosts_expired", "counter", "Boosts ended by boost_max_ms.", s.boosts_expired.to_string());
-    metric(
-        "raises_expired_by_clock",
-        "counter",
-        "Raises the expiry clock ended because the event loop had not in time.",
-        s.raises_expired_by_clock.to_string(),
-    );
-    metric("events", "counter", "Events read from the kernel.", s.events.to_string());
-    metric(
-        "lost_events",
-        "counter",
-        "Records the kernel side lost to a full ring buffer.",
-        s.lost_events.to_string(),
-    );
-    metric("slices_set", "counter", "Burst-aware slices set.", s.slices_set.to_string());
-    metric("cpu_seconds", "counter", "CPU time the daemon used, all its threads.", format!("{:.3}", s.cpu_s));
+        let _ = writeln!(out, "schedlab_{name}{} {value}", if counter { "_total" } else { "" });
+    }
     let r = &s.boost_reaction_us;
     let name = "schedlab_boost_reaction_seconds";
     let _ = writeln!(out, "# TYPE {name} histogram");

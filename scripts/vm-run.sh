@@ -3,7 +3,7 @@
 #   scripts/vm-run.sh [--file PATH]... -- COMMAND...
 # boots the kernel scripts/vm.sh caches under qemu (TCG: no KVM here; 2 vCPUs, 1 GiB),
 # with a busybox initramfs holding the release `schedlab` (on PATH, with the libraries
-# it links) and each PATH at /files/<basename>; runs COMMAND with the VM's shell (any
+# it links) and each PATH at /files/<basename> (a program with the libraries it links); runs COMMAND with the VM's shell (any
 # shell text may follow `--`), prints its output, and exits with its status. The
 # kernel's config is at /boot/config-$(uname -r), where libbpf looks for it. A boot
 # takes about 7 s; the VM is gone when this returns.
@@ -37,14 +37,19 @@ for applet in $(busybox --list); do
     [ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
 done
 cp "$bin" "$root/bin/schedlab"
-# The libraries schedlab links, at the paths the loader looks for them.
-for lib in $(ldd "$bin" | grep -oE '/[^ ]+'); do
-    mkdir -p "$root$(dirname "$lib")"
-    cp -L "$lib" "$root$lib"
-done
+# The libraries an ELF program links, at the paths the loader looks for them.
+copy_libraries() {
+    for lib in $(ldd "$1" 2>/dev/null | grep -oE '/[^ ]+' || true); do
+        [ -e "$root$lib" ] && continue
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+}
+copy_libraries "$bin"
 cp "$cache/config" "$root/boot/config-$version"
 for f in "${files[@]}"; do
     cp -r "$f" "$root/files/$(basename "$f")"
+    [ -f "$f" ] && copy_libraries "$f"
 done
 printf '%s\n' "$*" > "$root/command"
 cat > "$root/init" <<'INIT'

@@ -8,6 +8,8 @@ mod bench_suite;
 mod classify;
 mod config;
 mod csv;
+#[cfg(target_os = "linux")]
+mod ext;
 mod human;
 mod learn;
 #[cfg(target_os = "linux")]
@@ -61,6 +63,8 @@ enum Command {
     Monitor(monitor::MonitorOpts),
     #[cfg(target_os = "linux")]
     Explain(monitor::ExplainOpts),
+    #[cfg(target_os = "linux")]
+    Ext(ext::ExtOpts),
     Restore(restore::RestoreOpts),
     Bench(bench::BenchOpts),
     Tune(tune::TuneOpts),
@@ -82,6 +86,8 @@ fn main() -> ExitCode {
         Command::Monitor(o) => monitor::run(&o),
         #[cfg(target_os = "linux")]
         Command::Explain(o) => monitor::explain(&o),
+        #[cfg(target_os = "linux")]
+        Command::Ext(o) => ext::run(&o),
         Command::Restore(o) => restore::run(&o),
         Command::Bench(o) => bench::run(&o),
         Command::Tune(o) => tune::run(&o),

@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * schedlab's sched_ext scheduler: the papers' mechanisms at dispatch time, fed by the
+ * decision core in user space through maps (intf.h).
+ *
+ * Fair share (vtime). Every task that is not real-time or deadline is scheduled here.
+ * A task belongs to a class (paper 000; class 0 when the plan names none) and each
+ * class has a dispatch queue ordered by the tasks' virtual time: the CPU time they
+ * used, scaled by 100 / their weight (p->scx.weight: 100 at nice 0), so a task of
+ * weight w gets w / sum(w) of its class. Between classes the same rule holds one
+ * level up: a CPU takes the next task from the class with the least class vtime (its
+ * tasks' CPU time scaled by 100 / the class's weight), among the classes whose CPU set
+ * holds the CPU, and from any class when those have none (so no CPU idles beside
+ * waiting work). A task that slept gets at most one slice of credit: its vtime is
+ * raised to the class's clock minus one slice when it wakes; a class idle for a while
+ * likewise. So nothing starves.
+ *
+ * Wake-up preemption. A waking task whose vtime is more than `wakeup_gran_ns` ahead of
+ * a running task of its class (or whose class is that far ahead of the running task's
+ * class) preempts the one furthest behind, as EEVDF preempts at wake-up.
+ *
+ * PFS (paper 001). A process's main thread whose program has a flow sequence (the
+ * `bursts` map: predicted CPU time T_p of each burst since exec) keeps the paper's
+ * current information: C_s (when it started running this stretch), T_e (CPU time left
+ * in the burst) and the burst index. At slice expiry (ops.tick sees the slice at 0:
+ * the kernel checks slices at the tick, so the delay has the tick's granularity)
+ * T_e -= now - C_s; if 0 <= T_e and T_e rounded up to the timeslot <= T_m, the task
+ * keeps the CPU for T_e rounded up to the timeslot (at least one timeslot), else the
+ * next task runs. At a block the prediction adapts: with r = T_e - (now - C_s),
+ * T_p -= r * x / 100 when r < 0 (the burst ran longer) and T_p -= r * y / 100 when
+ * r > 0, and the next burst's T_p becomes T_e.
+ *
+ * SWAP (paper 004). User space names each requester's provider once SWAP's confidence
+ * passes its threshold (the `providers` map). When a requester wakes its provider, the
+ * provider is queued at the requester's vtime (its turn) rather than its own, until
+ * the requester wakes again or `lend_ns` (the paper's T) passes: the provider runs as
+ * soon as the requester stops, with no round trip through user space. The lend starts
+ * at the waking (ops.select_cpu runs in the waker's context), which is where a
+ * request-reply exchange hands over: the requester writes, then blocks on the reply.
+ * Communication-aware placement: a requester woken by its provider goes to the
+ * provider's CPU when nothing is queued there.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "kfuncs.bpf.h"
+#include "intf.h"
+
+char _license[] SEC("license") = "GPL";
+
+_Static_assert(sizeof(struct class_plan) == 144, "class_plan layout is shared with plan.rs");
+_Static_assert(sizeof(struct process_plan) == 8, "process_plan layout is shared with plan.rs");
+_Static_assert(sizeof(struct burst_key) == 8, "burst_key layout is shared with plan.rs");
+_Static_assert(sizeof(struct provider) == 8, "provider layout is shared with plan.rs");
+_Static_assert(sizeof(struct exit_info) == 1168, "exit_info layout is shared with plan.rs");
+
+/* Tunables, set by user space before the load. */
+const volatile u64 slice_ns = 5000000;
+const volatile u64 wakeup_gran_ns = 1000000;
+/* PFS: the timeslot, T_m, x and y. */
+const volatile u64 pfs_timeslot_ns = 1000000;
+const volatile u64 pfs_t_m_ns = 20000000;
+const volatile u32 pfs_x_pct = 10;
+const volatile u32 pfs_y_pct = 10;
+/* SWAP: how long a provider keeps its requester's turn at most (T). */
+const volatile u64 lend_ns = 10000000;
+/* The number of CPU ids (scanned for wake-up preemption). */
+const volatile u32 nr_cpus = 1;
+/* For user space: how many counters `stats` has. */
+const volatile u32 stat_count = STAT_COUNT;
+
+/* Bumped by user space after it changed `classes` or `processes`: each task reads its
+ * plan again at its next enqueue. */
+u32 plan_gen;
+/* The exit of the scheduler, once it has exited (kind != 0). */
+struct exit_info exit_info;
+/* Sampled queue length of each class (at dispatch). */
+u32 class_queued[MAX_CLASSES];
+
+/* The class clocks: each class's vtime, and the vtime of the last task of each class
+ * that ran (the floor a waking task is raised to, less one slice). */
+static u64 class_vtime[MAX_CLASSES];
+static u64 class_clock[MAX_CLASSES];
+/* The least class vtime dispatched lately: the floor of a class that was idle. */
+static u64 classes_clock;
+
+/* What each CPU runs, for wake-up preemption. */
+struct running {
+	u64 vtime;
+	u32 class_id;
+	u32 busy;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_CLASSES);
+	__type(key, u32);
+	__type(value, struct class_plan);
+} classes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, struct process_plan);
+} processes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__type(key, struct burst_key);
+	__type(value, u64);
+} bursts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u32);
+	__type(value, struct provider);
+} providers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT_COUNT);
+	__type(key, u32);
+	__type(value, u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct running);
+} cpu_running SEC(".maps");
+
+/* Per task: its vtime, its plan, PFS's current information and SWAP's lend. */
+struct task_ctx {
+	u64 vtime;
+	u64 started;
+	/* PFS: C_s (0: not on the CPU this stretch), T_e, the burst index since exec. */
+	u64 c_s;
+	s64 t_e;
+	u32 burst;
+	u32 has_burst;
+	/* The plan, as of plan generation `plan_gen`. */
+	u32 class_id;
+	u32 program;
+	u32 plan_gen;
+	/* SWAP: the requester whose turn this provider has, its vtime, and until when. */
+	u32 lender;
+	u64 lent_vtime;
+	u64 lent_until;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} tasks SEC(".maps");
+
+static __always_inline void count(enum schedlab_stat s)
+{
+	u32 key = s;
+	u64 *v = bpf_map_lookup_elem(&stats, &key);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline struct task_ctx *ctx_of(struct task_struct *p)
+{
+	return bpf_task_storage_get(&tasks, p, 0, 0);
+}
+
+static __always_inline u32 class_index(u32 c)
+{
+	return c < MAX_CLASSES ? c : 0;
+}
+
+static __always_inline bool cpu_in(const struct class_plan *plan, s32 cpu)
+{
+	u32 word = (u32)cpu / 64;
+
+	if (word >= CPU_WORDS)
+		return false;
+	return plan->cpus[word] & (1ULL << ((u32)cpu % 64));
+}
+
+static __always_inline u64 max_u64(u64 a, u64 b)
+{
+	return a > b ? a : b;
+}
+
+/* PFS: T_e of the task's current burst, from its program's flow sequence. */
+static __always_inline void pfs_load(struct task_ctx *t)
+{
+	struct burst_key key = { .program = t->program, .index = t->burst };
+	u64 *t_p;
+
+	t->has_burst = 0;
+	if (!t->program)
+		return;
+	t_p = bpf_map_lookup_elem(&bursts, &key);
+	if (!t_p)
+		return;
+	t->t_e = (s64)*t_p;
+	t->has_burst = 1;
+}
+
+/* Reads the task's plan again when user space changed it. */
+static __always_inline void refresh(struct task_struct *p, struct task_ctx *t)
+{
+	u32 gen = plan_gen;
+	u32 tgid = BPF_CORE_READ(p, tgid);
+	struct process_plan *plan;
+	u32 program = 0;
+
+	if (t->plan_gen == gen)
+		return;
+	t->plan_gen = gen;
+	plan = bpf_map_lookup_elem(&processes, &tgid);
+	t->class_id = plan ? class_index(plan->class_id) : 0;
+	/* A PFS describes a process's main flow: its main thread's bursts. */
+	if (plan && BPF_CORE_READ(p, pid) == tgid)
+		program = plan->program;
+	if (program != t->program) {
+		t->program = program;
+		pfs_load(t);
+	}
+}
+
+static __always_inline u64 slice_of(u32 class_id)
+{
+	u32 c = class_index(class_id);
+	struct class_plan *plan = bpf_map_lookup_elem(&classes, &c);
+
+	return plan && plan->slice_ns ? plan->slice_ns : slice_ns;
+}
+
+/* The requester `waker` wakes its provider `p`: p takes the requester's turn. */
+static __always_inline void lend_turn(struct task_struct *waker, struct task_struct *p, struct task_ctx *pt)
+{
+	u32 requester = BPF_CORE_READ(waker, pid);
+	struct provider *prov = bpf_map_lookup_elem(&providers, &requester);
+	struct task_ctx *wt;
+
+	if (!prov || prov->tid != BPF_CORE_READ(p, pid))
+		return;
+	wt = ctx_of(waker);
+	if (!wt)
+		return;
+	pt->lender = requester;
+	pt->lent_vtime = wt->vtime;
+	pt->lent_until = bpf_ktime_get_ns() + lend_ns;
+	count(STAT_LEND);
+}
+
+/* The requester `p` wakes: its provider's lend ends. */
+static __always_inline void end_lend(struct task_struct *p)
+{
+	u32 requester = BPF_CORE_READ(p, pid);
+	struct provider *prov = bpf_map_lookup_elem(&providers, &requester);
+	struct task_struct *provider;
+	struct task_ctx *pt;
+
+	if (!prov)
+		return;
+	provider = bpf_task_from_pid(prov->tid);
+	if (!provider)
+		return;
+	pt = ctx_of(provider);
+	if (pt && pt->lender == requester)
+		pt->lent_until = 0;
+	bpf_task_release(provider);
+}
+
+/* Whether `p` is a requester being woken by its provider `waker`. */
+static __always_inline bool woken_by_provider(struct task_struct *p, struct task_struct *waker)
+{
+	u32 requester = BPF_CORE_READ(p, pid);
+	struct provider *prov = bpf_map_lookup_elem(&providers, &requester);
+
+	return prov && prov->tid == BPF_CORE_READ(waker, pid);
+}
+
+s32 BPF_STRUCT_OPS(schedlab_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	struct task_struct *waker = bpf_get_current_task_btf();
+	struct task_ctx *t = ctx_of(p);
+	struct class_plan *plan;
+	bool idle = false;
+	u32 c;
+	s32 cpu;
+
+	if (!t)
+		return prev_cpu;
+	refresh(p, t);
+	lend_turn(waker, p, t);
+	if (woken_by_provider(p, waker)) {
+		cpu = bpf_get_smp_processor_id();
+		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
+		    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | (u32)cpu) == 0) {
+			count(STAT_NEAR_PROVIDER);
+			dsq_insert(p, SCX_DSQ_LOCAL, slice_of(t->class_id), 0);
+			return cpu;
+		}
+	}
+	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
+	c = t->class_id;
+	plan = bpf_map_lookup_elem(&classes, &c);
+	if (idle && (!plan || !plan->in_use || cpu_in(plan, cpu))) {
+		count(STAT_DIRECT);
+		dsq_insert(p, SCX_DSQ_LOCAL, slice_of(c), 0);
+	}
+	return cpu;
+}
+
+/* Preempts the CPU whose running task is furthest behind `p` (vtime `vtime`, class
+ * `c`), if one is more than wakeup_gran_ns behind. */
+static __always_inline void preempt_for(struct task_struct *p, u32 c, u64 vtime)
+{
+	s32 victim = -1;
+	u64 worst = 0;
+	u32 cpu;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		struct running *r;
+		u64 ahead, mine;
+
+		if (cpu >= MAX_CPUS)
+			break;
+		r = bpf_map_lookup_elem(&cpu_running, &cpu);
+		if (!r || !r->busy || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		if (r->class_id == c) {
+			ahead = r->vtime;
+			mine = vtime;
+		} else {
+			ahead = class_vtime[class_index(r->class_id)];
+			mine = class_vtime[class_index(c)];
+		}
+		if (ahead > mine + wakeup_gran_ns && ahead - mine > worst) {
+			worst = ahead - mine;
+			victim = cpu;
+		}
+	}
+	if (victim >= 0) {
+		count(STAT_PREEMPT);
+		scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
+	}
+}
+
+void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *t = ctx_of(p);
+	u64 now = bpf_ktime_get_ns();
+	u64 vtime, slice, floor;
+	s32 idle;
+	u32 c;
+
+	if (!t) {
+		dsq_insert(p, 0, slice_ns, enq_flags);
+		return;
+	}
+	refresh(p, t);
+	c = class_index(t->class_id);
+	slice = slice_of(c);
+
+	/* At most one slice of credit for a sleeper, and for a class that was idle. */
+	floor = class_clock[c] > slice ? class_clock[c] - slice : 0;
+	t->vtime = max_u64(t->vtime, floor);
+	if (scx_bpf_dsq_nr_queued(c) == 0) {
+		floor = classes_clock > slice ? classes_clock - slice : 0;
+		class_vtime[c] = max_u64(class_vtime[c], floor);
+	}
+	vtime = t->vtime;
+	if (t->lent_until > now && t->lent_vtime < vtime) {
+		vtime = t->lent_vtime;
+		count(STAT_LEND_USED);
+	}
+
+	count(STAT_ENQUEUE);
+	dsq_insert_vtime(p, c, slice, vtime, enq_flags);
+
+	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (idle >= 0)
+		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+	else if (enq_flags & SCX_ENQ_WAKEUP)
+		preempt_for(p, c, vtime);
+}
+
+void BPF_STRUCT_OPS(schedlab_dispatch, s32 cpu, struct task_struct *prev)
+{
+	u64 best_vtime = ~0ULL;
+	bool best_own = false;
+	s32 best = -1;
+	u32 c;
+
+	bpf_for(c, 0, MAX_CLASSES) {
+		struct class_plan *plan;
+		bool own;
+		s32 queued;
+
+		if (c >= MAX_CLASSES)
+			break;
+		plan = bpf_map_lookup_elem(&classes, &c);
+		if (c && (!plan || !plan->in_use))
+			continue;
+		queued = scx_bpf_dsq_nr_queued(c);
+		class_queued[c] = queued > 0 ? queued : 0;
+		if (queued <= 0)
+			continue;
+		own = !plan || !plan->in_use || cpu_in(plan, cpu);
+		if ((own && !best_own) || (own == best_own && class_vtime[c] < best_vtime)) {
+			best = c;
+			best_own = own;
+			best_vtime = class_vtime[c];
+		}
+	}
+	if (best < 0)
+		return;
+	if (dsq_move_to_local(best)) {
+		count(best_own ? STAT_DISPATCH : STAT_STEAL);
+		classes_clock = max_u64(classes_clock, best_vtime);
+		return;
+	}
+	/* Every task of the best class is bound elsewhere: take any that may run here. */
+	bpf_for(c, 0, MAX_CLASSES) {
+		if (scx_bpf_dsq_nr_queued(c) > 0 && dsq_move_to_local(c)) {
+			count(STAT_STEAL);
+			return;
+		}
+	}
+}
+
+void BPF_STRUCT_OPS(schedlab_runnable, struct task_struct *p, u64 enq_flags)
+{
+	end_lend(p);
+}
+
+void BPF_STRUCT_OPS(schedlab_running, struct task_struct *p)
+{
+	struct task_ctx *t = ctx_of(p);
+	u32 cpu = bpf_get_smp_processor_id();
+	struct running *r;
+	u32 c;
+
+	if (!t)
+		return;
+	t->started = bpf_ktime_get_ns();
+	if (!t->c_s)
+		t->c_s = t->started;
+	c = class_index(t->class_id);
+	class_clock[c] = max_u64(class_clock[c], t->vtime);
+	r = bpf_map_lookup_elem(&cpu_running, &cpu);
+	if (r) {
+		r->vtime = t->vtime;
+		r->class_id = c;
+		r->busy = 1;
+	}
+}
+
+/* PFS at a block (phase 3): the burst's prediction adapts, the next burst begins. */
+static __always_inline void pfs_block(struct task_ctx *t, u64 now)
+{
+	struct burst_key key = { .program = t->program, .index = t->burst };
+	u64 ran = t->c_s ? now - t->c_s : 0;
+	u64 *t_p;
+
+	if (t->has_burst && (t_p = bpf_map_lookup_elem(&bursts, &key))) {
+		s64 r = t->t_e - (s64)ran;
+		u64 step;
+
+		/* r < 0: the burst ran longer than predicted, T_p grows by |r| x / 100;
+		 * r > 0: it ended early, T_p shrinks by r y / 100 (not below 0). */
+		if (r < 0) {
+			step = (u64)(-r) * pfs_x_pct / 100;
+			*t_p += step;
+		} else {
+			step = (u64)r * pfs_y_pct / 100;
+			*t_p = *t_p > step ? *t_p - step : 0;
+		}
+		count(STAT_ADAPT);
+	}
+	t->burst++;
+	t->c_s = 0;
+	pfs_load(t);
+}
+
+void BPF_STRUCT_OPS(schedlab_stopping, struct task_struct *p, bool runnable)
+{
+	struct task_ctx *t = ctx_of(p);
+	u32 cpu = bpf_get_smp_processor_id();
+	u64 now = bpf_ktime_get_ns();
+	struct class_plan *plan;
+	struct running *r;
+	u64 used, weight;
+	u32 c;
+
+	if (!t)
+		return;
+	used = now - t->started;
+	weight = p->scx.weight ? p->scx.weight : 100;
+	t->vtime += used * 100 / weight;
+	c = class_index(t->class_id);
+	plan = bpf_map_lookup_elem(&classes, &c);
+	weight = plan && plan->in_use && plan->weight ? plan->weight : 100;
+	__sync_fetch_and_add(&class_vtime[c], used * 100 / weight);
+
+	r = bpf_map_lookup_elem(&cpu_running, &cpu);
+	if (r)
+		r->busy = 0;
+
+	if (!runnable) {
+		pfs_block(t, now);
+	} else if (t->c_s) {
+		/* Preempted, or its slice ended: the CPU time comes off T_e. */
+		t->t_e -= (s64)(now - t->c_s);
+		t->c_s = 0;
+	}
+}
+
+void BPF_STRUCT_OPS(schedlab_tick, struct task_struct *p)
+{
+	struct task_ctx *t;
+	u64 now, slots;
+
+	if (p->scx.slice)
+		return;
+	t = ctx_of(p);
+	if (!t || !t->has_burst || !t->c_s)
+		return;
+	/* PFS phase 2: the slice is used up. */
+	now = bpf_ktime_get_ns();
+	t->t_e -= (s64)(now - t->c_s);
+	t->c_s = now;
+	if (t->t_e < 0)
+		goto dispatch;
+	slots = ((u64)t->t_e + pfs_timeslot_ns - 1) / pfs_timeslot_ns * pfs_timeslot_ns;
+	if (slots > pfs_t_m_ns)
+		goto dispatch;
+	task_set_slice(p, slots ? slots : pfs_timeslot_ns);
+	count(STAT_EXTEND);
+	return;
+dispatch:
+	t->c_s = 0;
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(schedlab_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	struct task_ctx *t = bpf_task_storage_get(&tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	return t ? 0 : -12 /* ENOMEM */;
+}
+
+void BPF_STRUCT_OPS(schedlab_enable, struct task_struct *p)
+{
+	struct task_ctx *t = ctx_of(p);
+
+	if (t)
+		t->vtime = class_clock[0];
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(schedlab_init)
+{
+	u32 c;
+	s32 err;
+
+	bpf_for(c, 0, MAX_CLASSES) {
+		err = scx_bpf_create_dsq(c, -1);
+		if (err) {
+			fail("creating dispatch queue %llu: %lld", c, err);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void BPF_STRUCT_OPS(schedlab_exit, struct scx_exit_info *ei)
+{
+	exit_info.exit_code = ei->exit_code;
+	bpf_probe_read_kernel_str(exit_info.reason, sizeof(exit_info.reason), ei->reason);
+	bpf_probe_read_kernel_str(exit_info.msg, sizeof(exit_info.msg), ei->msg);
+	/* Last: user space reads the rest once it sees a kind. */
+	__sync_val_compare_and_swap(&exit_info.kind, 0, ei->kind);
+}
+
+/* An exec starts a new flow: PFS counts bursts from here. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(schedlab_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct task_ctx *t = ctx_of(p);
+
+	if (t) {
+		t->burst = 0;
+		t->c_s = 0;
+		t->program = 0;
+		t->has_burst = 0;
+		t->plan_gen = plan_gen - 1;
+	}
+	return 0;
+}
+
+SEC(".struct_ops.link")
+struct sched_ext_ops schedlab_ops = {
+	.select_cpu = (void *)schedlab_select_cpu,
+	.enqueue = (void *)schedlab_enqueue,
+	.dispatch = (void *)schedlab_dispatch,
+	.runnable = (void *)schedlab_runnable,
+	.running = (void *)schedlab_running,
+	.stopping = (void *)schedlab_stopping,
+	.tick = (void *)schedlab_tick,
+	.init_task = (void *)schedlab_init_task,
+	.enable = (void *)schedlab_enable,
+	.init = (void *)schedlab_init,
+	.exit = (void *)schedlab_exit,
+	.timeout_ms = 5000,
+	.name = "schedlab",
+};

@@ -34,6 +34,7 @@ FUZZ_SECONDS ?= 15
 ## the shipped model's leave-one-program-out recomputation, 525 trees), then every fuzz
 ## target for FUZZ_SECONDS
 test: setup
+	@scripts/setup.sh --vm
 	$(CARGO) test --workspace
 	$(CARGO) test --release -p schedlab-behavior --test learn_shipped -- --include-ignored
 	scripts/fuzz.sh $(FUZZ_SECONDS)

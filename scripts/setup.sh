@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Installs what building, testing and running schedlab needs, and only what is missing,
 # so it is cheap to run before every `make run` and `make test` (and works unattended:
-# CI=true, no standard input).
+# CI=true, no standard input). `setup.sh --vm` also fetches the kernel the VM tests boot.
 #
 #   build-essential, pkg-config    the C toolchain some crates build with
 #   clang, libelf-dev, zlib1g-dev  building the live world's BPF programs (crates/live)
+#   clang-19                       building the sched_ext scheduler (crates/ext; clang 14 is too old)
+#   qemu-system-x86, busybox-static, cpio, zstd
+#                                  the VM with a sched_ext kernel the scheduler's tests run in
+#                                  (scripts/vm.sh fetches the kernel, scripts/vm-run.sh boots it)
+#   bpftool                        regenerating crates/ext/src/bpf/vmlinux.h (scripts/gen-vmlinux-h.sh)
 #   rt-tests                       the real `hackbench`, to compare with the simulator
 #   rt-app                         runs the same rt-app JSON workloads on the real machine
 #   bpftrace                       the baseline `schedlab bench overhead` compares the observer with
 #   systemd                        systemd-analyze, which checks the unit in dist/ (crates/cli/tests/service.rs)
 set -euo pipefail
 
-DEB_PACKAGES="build-essential pkg-config clang libelf-dev zlib1g-dev rt-tests rt-app bpftrace systemd"
+DEB_PACKAGES="build-essential pkg-config clang clang-19 libelf-dev zlib1g-dev rt-tests rt-app bpftrace systemd
+    qemu-system-x86 busybox-static cpio zstd bpftool"
 # The oldest Rust that builds the workspace (rust-version in Cargo.toml).
 RUST_MIN="1.89"
 
@@ -66,3 +72,7 @@ check_rust() {
 
 install_debian_packages
 check_rust
+# With --vm (make test): the VM's sched_ext kernel too, fetched once and cached.
+if [ "${1:-}" = --vm ]; then
+    "$(dirname "$0")/vm.sh" >/dev/null
+fi

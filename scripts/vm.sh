@@ -32,7 +32,7 @@ apt_opts=(
     -o "Dir::Cache::archives=$apt_dir/archives" -o Debug::NoLocking=1 -o APT::Architecture=amd64
     -o APT::Sandbox::User=root
 )
-apt-get -q "${apt_opts[@]}" update >&2
+apt-get -qq "${apt_opts[@]}" update >&2
 
 # The version the meta-package pins: linux-image-amd64 depends on linux-image-V-amd64.
 flavour=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null \

@@ -17,7 +17,8 @@ mod linux {
     const CLANG: &str = "clang-19";
 
     pub fn build() {
-        let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo")).join("schedlab.skel.rs");
+        let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"))
+            .join("schedlab.skel.rs");
         if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() != Ok("x86_64") {
             // vmlinux.h is x86_64's (scripts/gen-vmlinux-h.sh); another architecture needs its own.
             panic!("schedlab-ext: src/bpf/vmlinux.h is generated for x86_64 only");

@@ -79,6 +79,10 @@ pub(crate) struct TunableOpts {
     /// ms (100 to 30000).
     #[arg(long, default_value_t = Tunables::default().timeout_ms, value_name = "MS", value_parser = clap::value_parser!(u32).range(100..=30_000))]
     timeout_ms: u32,
+    /// Never run thread TID, so that the kernel's watchdog ejects the scheduler after
+    /// --timeout-ms: a test of the safety net, not for use.
+    #[arg(long, value_name = "TID", hide = true, default_value_t = 0)]
+    stall_tid: u32,
     /// How long to wait for the kernel to enable the scheduler (its BPF code is verified
     /// first: seconds on hardware, tens of seconds under an emulated CPU).
     #[arg(long, default_value_t = 120, value_name = "S")]
@@ -93,6 +97,7 @@ impl TunableOpts {
             pfs_t_m_ns: self.t_m_ms * 1_000_000,
             lend_ns: self.lend_ms * 1_000_000,
             timeout_ms: self.timeout_ms,
+            stall_tid: self.stall_tid,
             ..Tunables::default()
         }
     }

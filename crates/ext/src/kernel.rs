@@ -41,8 +41,15 @@ impl State {
             "enabling" => State::Enabling,
             "disabling" => State::Disabling,
             // `root/ops` exists only while a scheduler is loaded.
-            "enabled" => State::Enabled(fs::read_to_string(dir.join("root/ops")).map(|s| s.trim().to_string()).unwrap_or_default()),
-            other => return Err(io::Error::new(io::ErrorKind::InvalidData, format!("unknown sched_ext state {other:?}"))),
+            "enabled" => State::Enabled(
+                fs::read_to_string(dir.join("root/ops")).map(|s| s.trim().to_string()).unwrap_or_default(),
+            ),
+            other => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("unknown sched_ext state {other:?}"),
+                ))
+            }
         })
     }
 }
@@ -64,7 +71,8 @@ mod tests {
     use super::*;
 
     fn dir(files: &[(&str, &str)]) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("schedlab-ext-state-{}-{}", std::process::id(), files.len()));
+        let d =
+            std::env::temp_dir().join(format!("schedlab-ext-state-{}-{}", std::process::id(), files.len()));
         let _ = fs::remove_dir_all(&d);
         fs::create_dir_all(d.join("root")).unwrap();
         for (name, text) in files {

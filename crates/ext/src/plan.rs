@@ -78,6 +78,9 @@ pub struct Tunables {
     /// The kernel's watchdog: a runnable task not run for this long ejects the
     /// scheduler (every task goes back to the fair class).
     pub timeout_ms: u32,
+    /// For testing the kernel's safety net only: a thread (tid) the scheduler never
+    /// runs, so that the watchdog must eject it (0: none).
+    pub stall_tid: u32,
 }
 
 impl Default for Tunables {
@@ -94,6 +97,7 @@ impl Default for Tunables {
             pfs_y_pct: 10,
             lend_ns: 10_000_000,
             timeout_ms: 5_000,
+            stall_tid: 0,
         }
     }
 }

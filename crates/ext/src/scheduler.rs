@@ -62,7 +62,8 @@ fn bytes<T: Copy>(value: &T) -> &[u8] {
 }
 
 fn update(map: &libbpf_rs::MapMut, key: u32, value: &[u8]) -> Result<(), ExtError> {
-    map.update(&key.to_ne_bytes(), value, MapFlags::ANY).map_err(|source| ExtError::Bpf { step: "writing the plan of", source })
+    map.update(&key.to_ne_bytes(), value, MapFlags::ANY)
+        .map_err(|source| ExtError::Bpf { step: "writing the plan of", source })
 }
 
 /// Deletes `key` from `map`; a key not there is no error.
@@ -84,7 +85,11 @@ impl<'obj> Scheduler<'obj> {
     /// Loads the scheduler with `tunables` and attaches it, then waits (up to `wait`;
     /// BPF verification under an emulated CPU takes tens of seconds) until the kernel
     /// says it is enabled. Needs root and a kernel with sched_ext.
-    pub fn load(storage: &'obj mut Storage, tunables: &Tunables, wait: Duration) -> Result<Scheduler<'obj>, ExtError> {
+    pub fn load(
+        storage: &'obj mut Storage,
+        tunables: &Tunables,
+        wait: Duration,
+    ) -> Result<Scheduler<'obj>, ExtError> {
         match State::read()? {
             State::Absent => return Err(ExtError::NoSchedExt),
             State::Disabled => {}
@@ -100,6 +105,7 @@ impl<'obj> Scheduler<'obj> {
         rodata.pfs_x_pct = tunables.pfs_x_pct;
         rodata.pfs_y_pct = tunables.pfs_y_pct;
         rodata.lend_ns = tunables.lend_ns;
+        rodata.stall_tid = tunables.stall_tid;
         rodata.nr_cpus = libbpf_rs::num_possible_cpus().map_err(bpf("counting CPUs for"))? as u32;
         let ops = open.struct_ops.schedlab_ops_mut();
         ops.timeout_ms = tunables.timeout_ms;
@@ -141,7 +147,12 @@ impl<'obj> Scheduler<'obj> {
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
         let info = &bss.exit_info;
-        Some(Exit { kind, code: info.exit_code, reason: c_string(&info.reason), message: c_string(&info.msg) })
+        Some(Exit {
+            kind,
+            code: info.exit_code,
+            reason: c_string(&info.reason),
+            message: c_string(&info.msg),
+        })
     }
 
     /// The scheduler's counters since it was loaded.
@@ -150,8 +161,14 @@ impl<'obj> Scheduler<'obj> {
         let mut counters = Vec::new();
         let count = self.skel.maps.rodata_data.as_deref().map_or(0, |r| r.stat_count);
         for key in 0..count {
-            let per_cpu = map.lookup_percpu(&key.to_ne_bytes(), MapFlags::ANY).map_err(|source| ExtError::Bpf { step: "reading the stats of", source })?;
-            let sum = per_cpu.unwrap_or_default().iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8]))).sum();
+            let per_cpu = map
+                .lookup_percpu(&key.to_ne_bytes(), MapFlags::ANY)
+                .map_err(|source| ExtError::Bpf { step: "reading the stats of", source })?;
+            let sum = per_cpu
+                .unwrap_or_default()
+                .iter()
+                .map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8])))
+                .sum();
             counters.push(sum);
         }
         let queued = self.skel.maps.bss_data.as_deref().map(|b| b.class_queued.to_vec()).unwrap_or_default();
@@ -164,7 +181,12 @@ impl<'obj> Scheduler<'obj> {
             return Err(PlanError::ClassId(id).into());
         }
         plan.check()?;
-        let value = types::class_plan { cpus: plan.cpu_words()?, weight: plan.weight, in_use: 1, slice_ns: plan.slice_ns };
+        let value = types::class_plan {
+            cpus: plan.cpu_words()?,
+            weight: plan.weight,
+            in_use: 1,
+            slice_ns: plan.slice_ns,
+        };
         update(&self.skel.maps.classes, id, bytes(&value))
     }
 
@@ -190,7 +212,11 @@ impl<'obj> Scheduler<'obj> {
         }
         for (index, t_p) in bursts.iter().enumerate() {
             let key = types::burst_key { program, index: index as u32 };
-            self.skel.maps.bursts.update(bytes(&key), &t_p.to_ne_bytes(), MapFlags::ANY).map_err(|source| ExtError::Bpf { step: "writing the bursts of", source })?;
+            self.skel
+                .maps
+                .bursts
+                .update(bytes(&key), &t_p.to_ne_bytes(), MapFlags::ANY)
+                .map_err(|source| ExtError::Bpf { step: "writing the bursts of", source })?;
         }
         Ok(())
     }
@@ -201,7 +227,13 @@ impl<'obj> Scheduler<'obj> {
         let mut out = Vec::with_capacity(count);
         for index in 0..count as u32 {
             let key = types::burst_key { program, index };
-            match self.skel.maps.bursts.lookup(bytes(&key), MapFlags::ANY).map_err(|source| ExtError::Bpf { step: "reading the bursts of", source })? {
+            match self
+                .skel
+                .maps
+                .bursts
+                .lookup(bytes(&key), MapFlags::ANY)
+                .map_err(|source| ExtError::Bpf { step: "reading the bursts of", source })?
+            {
                 Some(v) => out.push(u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8]))),
                 None => break,
             }
@@ -228,7 +260,6 @@ impl<'obj> Scheduler<'obj> {
         }
     }
 
-
     /// Unloads the scheduler and waits (up to 5 s) until the kernel has put every task
     /// back in the fair class; returns the exit the kernel reported.
     pub fn unload(mut self) -> Option<Exit> {
@@ -243,4 +274,3 @@ impl<'obj> Scheduler<'obj> {
         self.exit()
     }
 }
-

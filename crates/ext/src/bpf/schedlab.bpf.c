@@ -70,6 +70,12 @@ const volatile u32 nr_cpus = 1;
 /* For user space: how many counters `stats` has. */
 const volatile u32 stat_count = STAT_COUNT;
 
+/* For the harness only: a task (tid) that is never dispatched, so that the kernel's
+ * watchdog must eject the scheduler (0: none). */
+const volatile u32 stall_tid;
+/* Where the stalled task waits: a queue no CPU takes from. */
+#define STALL_DSQ MAX_CLASSES
+
 /* Bumped by user space after it changed `classes` or `processes`: each task reads its
  * plan again at its next enqueue. */
 u32 plan_gen;
@@ -360,6 +366,10 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 idle;
 	u32 c;
 
+	if (stall_tid && BPF_CORE_READ(p, pid) == stall_tid) {
+		dsq_insert(p, STALL_DSQ, slice_ns, enq_flags);
+		return;
+	}
 	if (!t) {
 		dsq_insert(p, 0, slice_ns, enq_flags);
 		return;
@@ -568,7 +578,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(schedlab_init)
 	u32 c;
 	s32 err;
 
-	bpf_for(c, 0, MAX_CLASSES) {
+	bpf_for(c, 0, MAX_CLASSES + 1) {
 		err = scx_bpf_create_dsq(c, -1);
 		if (err) {
 			fail("creating dispatch queue %llu: %lld", c, err);

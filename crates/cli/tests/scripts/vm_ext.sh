@@ -1,0 +1,43 @@
+# The sched_ext scheduler's checks, run inside the VM (crates/cli/tests/vm.rs boots it
+# with scripts/vm-run.sh): one boot, one `key: value` line per fact the test asserts.
+# /files holds hackbench.
+state() { cat /sys/kernel/sched_ext/state; }
+wait_state() {
+    for _ in $(seq 1 240); do [ "$(state)" = "$1" ] && return 0; sleep 0.5; done
+    return 1
+}
+# Tasks the sched_ext class schedules now, of all tasks.
+ext_tasks() { grep -l 'ext.enabled *: *1' /proc/[0-9]*/sched 2>/dev/null | wc -l; }
+all_tasks() { ls -d /proc/[0-9]*/sched | wc -l; }
+
+echo "state-before: $(state)"
+schedlab ext run --interval-ms 600000 > /tmp/ext.log 2>&1 &
+ext=$!
+wait_state enabled
+echo "state-loaded: $(state)"
+echo "ops: $(cat /sys/kernel/sched_ext/root/ops)"
+echo "ext-tasks-loaded: $(ext_tasks) of $(all_tasks)"
+/files/hackbench -g 2 -f 10 -l 50 > /tmp/hackbench.log 2>&1
+echo "hackbench-rc: $?"
+schedlab bench deps --load 2 --iterations 2 --warmup 1 --no-reference --sort-len 400 --time-limit 300s --json > /tmp/deps.json 2>/tmp/deps.err
+echo "deps-rc: $?"
+echo "deps-kinds: $(grep -o '"kind": *"[a-z]*"' /tmp/deps.json | sed 's/.*"\([a-z]*\)"$/\1/' | sort -u | tr '\n' ' ')"
+kill -INT $ext
+wait $ext
+echo "ext-rc: $?"
+sed 's/^/ext-log: /' /tmp/ext.log
+wait_state disabled
+echo "state-unloaded: $(state)"
+echo "ext-tasks-unloaded: $(ext_tasks) of $(all_tasks)"
+
+# The safety net: a scheduler that never runs one runnable task is ejected by the
+# kernel's watchdog, which says why; every task is back in the fair class.
+sh -c 'while :; do :; done' &
+hog=$!
+schedlab ext run --timeout-ms 1000 --stall-tid $hog --interval-ms 600000 > /tmp/stall.log 2>&1
+echo "stall-rc: $?"
+sed 's/^/stall-log: /' /tmp/stall.log
+wait_state disabled
+echo "state-after-stall: $(state)"
+echo "ext-tasks-after-stall: $(ext_tasks) of $(all_tasks)"
+kill $hog

@@ -159,7 +159,7 @@ impl<'obj> Scheduler<'obj> {
     pub fn stats(&self) -> Result<Stats, ExtError> {
         let map = &self.skel.maps.stats;
         let mut counters = Vec::new();
-        let count = self.skel.maps.rodata_data.as_deref().map_or(0, |r| r.stat_count);
+        let count = self.skel.maps.rodata_data.map_or(0, |r| r.stat_count);
         for key in 0..count {
             let per_cpu = map
                 .lookup_percpu(&key.to_ne_bytes(), MapFlags::ANY)

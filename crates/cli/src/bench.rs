@@ -98,6 +98,9 @@ pub struct DepsOpts {
     /// Also measure with `schedlab run` boosting providers.
     #[arg(long)]
     pub with_daemon: bool,
+    /// The daemon's --enforcer (`schedlab run --help`) [default: the daemon's, auto].
+    #[arg(long, value_enum, requires = "with_daemon")]
+    pub enforcer: Option<EnforcerName>,
     /// Skip the reference cell (the server reniced to -20 by hand).
     #[arg(long)]
     pub no_reference: bool,
@@ -113,6 +116,25 @@ pub struct DepsOpts {
     /// Print the results as JSON (every sample included).
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--enforcer`'s values, as `schedlab run` spells them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EnforcerName {
+    Auto,
+    SchedExt,
+    Syscalls,
+}
+
+impl EnforcerName {
+    /// The value on `schedlab run`'s command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            EnforcerName::Auto => "auto",
+            EnforcerName::SchedExt => "sched-ext",
+            EnforcerName::Syscalls => "syscalls",
+        }
+    }
 }
 
 /// PFS's processing-time experiment (paper 001, section 5): programs beside a CPU hog,
@@ -265,6 +287,7 @@ fn deps(opts: &DepsOpts) -> Result<()> {
         warmup: opts.warmup,
         sort_len: opts.sort_len.map_or(DEFAULT_SORT_LEN, |n| n as usize),
         with_daemon: opts.with_daemon,
+        daemon_enforcer: opts.enforcer.map(|e| e.name().to_string()),
         reference: !opts.no_reference,
         time_limit: Duration::from_nanos(opts.time_limit),
         exe: std::env::current_exe().context("cannot find this program's path to start its workers")?,

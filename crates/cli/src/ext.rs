@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use schedlab_ext::kernel::State;
 use schedlab_ext::plan::Tunables;
-use schedlab_ext::scheduler::{Scheduler, Storage};
+use schedlab_ext::scheduler::Scheduler;
 use schedlab_ext::stats::Stats;
 
 use crate::run::{install_signal_handlers, STOP};
@@ -126,8 +126,7 @@ fn status(json: bool) -> Result<()> {
 
 fn run_alone(opts: &RunOpts) -> Result<()> {
     install_signal_handlers().context("cannot install the signal handlers")?;
-    let mut storage = Storage::uninit();
-    let scheduler = Scheduler::load(&mut storage, &opts.tunables.tunables(), opts.tunables.load_wait())
+    let scheduler = Scheduler::load(&opts.tunables.tunables(), opts.tunables.load_wait())
         .context("cannot load schedlab's sched_ext scheduler")?;
     let state = State::read().unwrap_or(State::Absent);
     if !opts.json {

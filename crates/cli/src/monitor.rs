@@ -106,6 +106,25 @@ pub fn write_stats(out: &mut impl Write, s: &Stats, top: usize) -> io::Result<()
         s.boost_reaction_us.p99,
         s.boost_reaction_us.count
     )?;
+    if !s.enforcer.is_empty() {
+        writeln!(out, "enforcer: {}", s.enforcer)?;
+    }
+    if let Some(x) = &s.sched_ext {
+        writeln!(
+            out,
+            "  sched_ext: {} dispatched ({} stolen, {} direct), {} preempted; PFS {} extended; \
+             SWAP {} lent ({} queued in the turn, {} near the provider); {} queued now",
+            x.dispatches,
+            x.steals,
+            x.direct,
+            x.preemptions,
+            x.extensions,
+            x.lends,
+            x.lends_used,
+            x.near_provider,
+            x.queued.iter().sum::<u32>()
+        )?;
+    }
     let st = &s.boost_reaction_stages;
     if st.delivery.count > 0 {
         writeln!(

@@ -12,6 +12,7 @@ use schedlab_live::daemon::control::ControlSocket;
 use schedlab_live::daemon::metrics::MetricsServer;
 use schedlab_model::Ns;
 
+use crate::bench::EnforcerName;
 use crate::monitor::write_stats;
 use crate::observe::duration_parser;
 
@@ -81,6 +82,24 @@ pub struct RunOpts {
     /// should reach it.
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics: Option<std::net::SocketAddr>,
+    /// What carries the decisions out. auto: schedlab's sched_ext scheduler where the
+    /// kernel has sched_ext (6.12 on, CONFIG_SCHED_CLASS_EXT) and no other scheduler is
+    /// loaded, else the system calls, saying which and why. sched-ext: the scheduler or
+    /// nothing. syscalls: the scheduling system calls, journaled and undone at the end.
+    /// If the kernel ends the scheduler while the daemon runs (a stall, an error), every
+    /// task is back in the fair class and the daemon goes on with the system calls.
+    #[arg(long, value_enum, default_value_t = EnforcerName::Auto)]
+    pub enforcer: EnforcerName,
+}
+
+impl From<EnforcerName> for schedlab_live::daemon::Enforcer {
+    fn from(e: EnforcerName) -> Self {
+        match e {
+            EnforcerName::Auto => Self::Auto,
+            EnforcerName::SchedExt => Self::SchedExt,
+            EnforcerName::Syscalls => Self::Syscalls,
+        }
+    }
 }
 
 /// Set by SIGINT and SIGTERM, and by SIGHUP for the commands that do not reload.
@@ -130,8 +149,10 @@ pub fn run(opts: &RunOpts) -> Result<()> {
     ControlSocket::check_free(&socket_path).with_context(open_socket_error)?;
     install_signal_handlers().context("cannot install the signal handlers")?;
     HANGUP_RELOADS.store(true, Ordering::Relaxed);
-    let mut daemon = schedlab_live::daemon::Daemon::start(&store, config, opts.dry_run)
+    let mut enforcer = schedlab_live::daemon::Enforcer::from(opts.enforcer);
+    let mut daemon = schedlab_live::daemon::Daemon::start(&store, config.clone(), opts.dry_run, enforcer)
         .context("cannot start the daemon")?;
+    let mut config = config;
     let socket = match ControlSocket::bind(&socket_path) {
         Ok(s) => s,
         Err(e) => {
@@ -142,8 +163,9 @@ pub fn run(opts: &RunOpts) -> Result<()> {
     let table = !opts.quiet && !opts.dry_run && io::stdout().is_terminal();
     if !opts.quiet {
         eprintln!(
-            "schedlab: running{}; control socket {}; Ctrl-C stops and restores",
+            "schedlab: running{}; decisions carried out by {}; control socket {}; Ctrl-C stops and restores",
             if opts.dry_run { " (dry run: nothing is changed)" } else { "" },
+            daemon.stats().enforcer,
             socket_path.display()
         );
     }
@@ -191,6 +213,24 @@ pub fn run(opts: &RunOpts) -> Result<()> {
         let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
         let stop = || STOP.load(Ordering::Relaxed) || RELOAD.load(Ordering::Relaxed);
         let ran = daemon.run(&socket, &stop, left, &mut tick);
+        if let Err(schedlab_live::daemon::DaemonError::SchedExtExited(exit)) = &ran {
+            // Every task is back in the fair class; the system calls take over.
+            eprintln!(
+                "schedlab: the kernel ended the sched_ext scheduler: {exit}; going on with the system calls"
+            );
+            let restore =
+                daemon.shutdown().context("restoring the machine failed; run `schedlab restore`")?;
+            drop(daemon);
+            enforcer = schedlab_live::daemon::Enforcer::Syscalls;
+            daemon = schedlab_live::daemon::Daemon::start(&store, config.clone(), opts.dry_run, enforcer)
+                .with_context(|| {
+                    format!(
+                        "cannot start the daemon again after the scheduler's end ({})",
+                        restore.describe()
+                    )
+                })?;
+            continue;
+        }
         if ran.is_err() || !RELOAD.swap(false, Ordering::Relaxed) || STOP.load(Ordering::Relaxed) {
             break ran;
         }
@@ -200,12 +240,13 @@ pub fn run(opts: &RunOpts) -> Result<()> {
         };
         match Config::load(path) {
             Err(e) => eprintln!("schedlab: SIGHUP: {e:#}; the configuration in force stays"),
-            Ok(config) => {
+            Ok(loaded) => {
                 let restore =
                     daemon.shutdown().context("restoring the machine failed; run `schedlab restore`")?;
                 eprintln!("schedlab: SIGHUP: reloaded {}; {}", path.display(), restore.describe());
                 drop(daemon);
-                daemon = schedlab_live::daemon::Daemon::start(&store, config, opts.dry_run)
+                config = loaded;
+                daemon = schedlab_live::daemon::Daemon::start(&store, config.clone(), opts.dry_run, enforcer)
                     .context("cannot start the daemon again after a reload")?;
             }
         }

@@ -23,9 +23,6 @@ use crate::stats::{Exit, Stats};
 /// The name the kernel shows for the scheduler in `/sys/kernel/sched_ext/root/ops`.
 pub const OPS_NAME: &str = "schedlab";
 
-/// The storage a [`Scheduler`] lives in: libbpf's object, which the scheduler borrows.
-pub type Storage = MaybeUninit<OpenObject>;
-
 /// Why the scheduler could not be loaded or fed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExtError {
@@ -46,12 +43,21 @@ pub enum ExtError {
 }
 
 /// schedlab's sched_ext scheduler, loaded and running.
-pub struct Scheduler<'obj> {
-    skel: SchedlabSkel<'obj>,
+pub struct Scheduler {
     /// The struct_ops link: while it is held, the scheduler runs.
     link: Option<Link>,
     /// The exec tracepoint's link (PFS counts bursts from an exec).
     _exec: Link,
+    /// The skeleton, which borrows `_object`: declared (so dropped) before it.
+    skel: SchedlabSkel<'static>,
+    /// libbpf's object, boxed so that its address stays put while `skel` borrows it.
+    _object: Box<MaybeUninit<OpenObject>>,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler").field("attached", &self.link.is_some()).finish()
+    }
 }
 
 /// The bytes of a plain C value, for a map.
@@ -61,13 +67,13 @@ fn bytes<T: Copy>(value: &T) -> &[u8] {
     unsafe { std::slice::from_raw_parts((value as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
 }
 
-fn update(map: &libbpf_rs::MapMut, key: u32, value: &[u8]) -> Result<(), ExtError> {
+fn update(map: &libbpf_rs::MapMut<'_>, key: u32, value: &[u8]) -> Result<(), ExtError> {
     map.update(&key.to_ne_bytes(), value, MapFlags::ANY)
         .map_err(|source| ExtError::Bpf { step: "writing the plan of", source })
 }
 
 /// Deletes `key` from `map`; a key not there is no error.
-fn delete(map: &libbpf_rs::MapMut, key: u32) -> Result<(), ExtError> {
+fn delete(map: &libbpf_rs::MapMut<'_>, key: u32) -> Result<(), ExtError> {
     match map.delete(&key.to_ne_bytes()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == libbpf_rs::ErrorKind::NotFound => Ok(()),
@@ -81,21 +87,21 @@ fn c_string(chars: &[i8]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-impl<'obj> Scheduler<'obj> {
+impl Scheduler {
     /// Loads the scheduler with `tunables` and attaches it, then waits (up to `wait`;
     /// BPF verification under an emulated CPU takes tens of seconds) until the kernel
     /// says it is enabled. Needs root and a kernel with sched_ext.
-    pub fn load(
-        storage: &'obj mut Storage,
-        tunables: &Tunables,
-        wait: Duration,
-    ) -> Result<Scheduler<'obj>, ExtError> {
+    pub fn load(tunables: &Tunables, wait: Duration) -> Result<Scheduler, ExtError> {
         match State::read()? {
             State::Absent => return Err(ExtError::NoSchedExt),
             State::Disabled => {}
             other => return Err(ExtError::Busy(other)),
         }
         let bpf = |step| move |source| ExtError::Bpf { step, source };
+        let mut object = Box::new(MaybeUninit::uninit());
+        // SAFETY: the box's contents never move and outlive the skeleton: both go into
+        // the Scheduler, whose fields drop the skeleton first.
+        let storage: &'static mut MaybeUninit<OpenObject> = unsafe { &mut *(object.as_mut() as *mut _) };
         let mut open = SchedlabSkelBuilder::default().open(storage).map_err(bpf("opening"))?;
         let rodata = open.maps.rodata_data.as_deref_mut().expect("the scheduler has read-only data");
         rodata.slice_ns = tunables.slice_ns;
@@ -115,7 +121,7 @@ impl<'obj> Scheduler<'obj> {
         let mut skel = open.load().map_err(bpf("loading"))?;
         let exec = skel.progs.schedlab_exec.attach().map_err(bpf("attaching the exec tracepoint of"))?;
         let link = skel.maps.schedlab_ops.attach_struct_ops().map_err(bpf("attaching"))?;
-        let scheduler = Scheduler { skel, link: Some(link), _exec: exec };
+        let scheduler = Scheduler { link: Some(link), _exec: exec, skel, _object: object };
         scheduler.wait_enabled(wait)?;
         Ok(scheduler)
     }

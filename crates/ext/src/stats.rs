@@ -1,7 +1,7 @@
 //! What the scheduler reports: its counters and, once it has exited, why.
 
 /// The scheduler's counters since it was loaded (summed over CPUs), and its queues now.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     /// Tasks put on a class's queue.
     pub enqueues: u64,

@@ -32,9 +32,11 @@
  *
  * SWAP (paper 004). User space names each requester's provider once SWAP's confidence
  * passes its threshold (the `providers` map). When a requester wakes its provider, the
- * provider is queued at the requester's vtime (its turn) rather than its own, until
- * the requester wakes again or `lend_ns` (the paper's T) passes: the provider runs as
- * soon as the requester stops, with no round trip through user space. The lend starts
+ * provider runs in the requester's turn until the requester wakes again or `lend_ns`
+ * (the bound T) passes: it is queued at the requester's vtime rather than its own, and
+ * its CPU time advances that turn as the requester's own would (at the requester's
+ * weight: SWAP's proxy execution charges the requester), so it runs as soon as the
+ * requester stops, for the requester's share, with no round trip through user space. The lend starts
  * at the waking (ops.select_cpu runs in the waker's context), which is where a
  * request-reply exchange hands over: the requester writes, then blocks on the reply.
  * Communication-aware placement: a requester woken by its provider goes to the
@@ -105,8 +107,9 @@ struct {
 	__type(value, struct class_plan);
 } classes SEC(".maps");
 
+/* LRU: an entry user space did not delete (a lost exit) gives way to new ones. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, u32);
 	__type(value, struct process_plan);
@@ -120,7 +123,7 @@ struct {
 } bursts SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, u32);
 	__type(value, struct provider);
@@ -153,8 +156,10 @@ struct task_ctx {
 	u32 class_id;
 	u32 program;
 	u32 plan_gen;
-	/* SWAP: the requester whose turn this provider has, its vtime, and until when. */
+	/* SWAP: the requester whose turn this provider has, the turn's vtime (advanced by
+	 * the provider's CPU time at the requester's weight), until when. */
 	u32 lender;
+	u32 lent_weight;
 	u64 lent_vtime;
 	u64 lent_until;
 };
@@ -258,6 +263,7 @@ static __always_inline void lend_turn(struct task_struct *waker, struct task_str
 	if (!wt)
 		return;
 	pt->lender = requester;
+	pt->lent_weight = waker->scx.weight ? waker->scx.weight : 100;
 	pt->lent_vtime = wt->vtime;
 	pt->lent_until = bpf_ktime_get_ns() + lend_ns;
 	count(STAT_LEND);
@@ -466,7 +472,7 @@ void BPF_STRUCT_OPS(schedlab_running, struct task_struct *p)
 	class_clock[c] = max_u64(class_clock[c], t->vtime);
 	r = bpf_map_lookup_elem(&cpu_running, &cpu);
 	if (r) {
-		r->vtime = t->vtime;
+		r->vtime = t->lent_until > t->started ? t->lent_vtime : t->vtime;
 		r->class_id = c;
 		r->busy = 1;
 	}
@@ -513,7 +519,13 @@ void BPF_STRUCT_OPS(schedlab_stopping, struct task_struct *p, bool runnable)
 		return;
 	used = now - t->started;
 	weight = p->scx.weight ? p->scx.weight : 100;
-	t->vtime += used * 100 / weight;
+	if (t->lent_until > now) {
+		/* The provider ran in its requester's turn: the turn advances as the
+		 * requester's would (its weight); the provider's own vtime is untouched. */
+		t->lent_vtime += used * 100 / t->lent_weight;
+	} else {
+		t->vtime += used * 100 / weight;
+	}
 	c = class_index(t->class_id);
 	plan = bpf_map_lookup_elem(&classes, &c);
 	weight = plan && plan->in_use && plan->weight ? plan->weight : 100;

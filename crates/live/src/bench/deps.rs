@@ -93,6 +93,8 @@ pub struct DepsConfig {
     pub client_nice: i32,
     /// The configuration the daemon runs with in the `daemon` scenario.
     pub daemon_config: String,
+    /// The daemon's `--enforcer` (auto, sched-ext, syscalls); `None`: its default.
+    pub daemon_enforcer: Option<String>,
     /// Measure only the `daemon` scenario (a tuner's objective: nothing to compare).
     pub daemon_only: bool,
     /// Paper 004's multi-server variant instead of one server: five servers post a
@@ -119,6 +121,7 @@ impl Default for DepsConfig {
             exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("schedlab")),
             client_nice: -20,
             daemon_config: DAEMON_CONFIG.to_string(),
+            daemon_enforcer: None,
             daemon_only: false,
             multi_server: false,
         }
@@ -290,7 +293,13 @@ pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result
                 progress(&at);
             };
             let (samples_ms, daemon) = if scenario == Scenario::Daemon {
-                let mut daemon = Daemon::start(&cfg.exe, &cfg.daemon_config, dir.path(), deadline)?;
+                let mut daemon = Daemon::start(
+                    &cfg.exe,
+                    &cfg.daemon_config,
+                    cfg.daemon_enforcer.as_deref(),
+                    dir.path(),
+                    deadline,
+                )?;
                 let samples = run_cell(cfg, kind, scenario, &cpus, dir.path(), deadline, &mut tick)?;
                 let mut outcome = DaemonOutcome::default();
                 match daemon.stats() {
@@ -682,7 +691,14 @@ impl Daemon {
     /// configuration, store, socket and log) in `dir`, and waits until its socket accepts
     /// connections. A daemon started again in the same `dir` finds what the last one
     /// learned in the store.
-    pub(crate) fn start(exe: &Path, config_text: &str, dir: &Path, deadline: Instant) -> Result<Daemon> {
+    /// Starts `exe run` with `config_text` (and `--enforcer enforcer` if given).
+    pub(crate) fn start(
+        exe: &Path,
+        config_text: &str,
+        enforcer: Option<&str>,
+        dir: &Path,
+        deadline: Instant,
+    ) -> Result<Daemon> {
         let config = dir.join("daemon.toml");
         std::fs::write(&config, config_text).ctx(|| format!("cannot write {}", config.display()))?;
         let socket = dir.join("schedlab.sock");
@@ -693,6 +709,9 @@ impl Daemon {
         let mut cmd = Command::new(exe);
         cmd.arg("run").arg("--config").arg(&config).arg("--store").arg(&store);
         cmd.arg("--socket").arg(&socket).arg("--quiet");
+        if let Some(enforcer) = enforcer {
+            cmd.arg("--enforcer").arg(enforcer);
+        }
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log_file);
         guard_command(&mut cmd, Vec::new(), libc::SIGINT, None);
         let child = cmd.spawn().ctx(|| format!("cannot start {} run", exe.display()))?;

@@ -223,7 +223,8 @@ impl Tracer {
             })?),
             Mode::Watched => Tracer::Observer(ObserverThread::start(ObserverOptions::watched())?),
             Mode::Daemon => {
-                let mut daemon = deps::Daemon::start(&cfg.exe, &cfg.daemon_config, dir.path(), deadline)?;
+                let mut daemon =
+                    deps::Daemon::start(&cfg.exe, &cfg.daemon_config, None, dir.path(), deadline)?;
                 daemon.wait_steady(&mut |d| {
                     if Instant::now() + d > deadline {
                         return Err(BenchError::Failed("the time limit passed starting the daemon".into()));

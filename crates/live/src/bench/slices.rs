@@ -294,7 +294,7 @@ pub fn run_slices(cfg: &SlicesConfig, progress: &mut dyn FnMut(&Progress)) -> Re
         let without = series(cfg, t, cpu, None, deadline, &mut at, progress)?;
         at.series += 1;
         at.daemon = true;
-        let mut daemon = Daemon::start(&cfg.exe, &config, dir.path(), deadline)?;
+        let mut daemon = Daemon::start(&cfg.exe, &config, None, dir.path(), deadline)?;
         let with_daemon = series(cfg, t, cpu, Some(&mut daemon), deadline, &mut at, progress);
         let stopped = daemon.stop();
         let mut with_daemon = with_daemon?;

@@ -1077,7 +1077,7 @@ struct DaemonRun {
 impl DaemonRun {
     /// Starts the daemon and waits for its steady state ([`deps::Daemon::wait_steady`]).
     fn start(r: &Runner) -> Result<DaemonRun> {
-        let mut daemon = deps::Daemon::start(&r.cfg.exe, &r.cfg.daemon_config, r.dir, r.deadline)?;
+        let mut daemon = deps::Daemon::start(&r.cfg.exe, &r.cfg.daemon_config, None, r.dir, r.deadline)?;
         let pid = daemon.pid().ok_or_else(|| BenchError::Failed("schedlab run is not running".into()))?;
         daemon.wait_steady(&mut |d| r.sleep(d))?;
         let mut run = DaemonRun { daemon, pid, started: Instant::now(), cpu_at_start: 0.0 };

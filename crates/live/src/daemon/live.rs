@@ -14,6 +14,7 @@ use super::boost::Rank;
 use super::core::{cpu_set, Change, Decision, Enforcer, Kept, Outcome, Raise, RaiseId};
 use super::expiry::Expiry;
 use super::kernel::Kernel;
+use super::sched_ext::SchedExt;
 use crate::actuator::{Actuator, ActuatorError};
 use crate::cgroup::CpusetGroup;
 use crate::observer::{Observer, SchedEvents, TaskInfo};
@@ -41,6 +42,9 @@ pub struct Live<'s> {
     raises: HashMap<RaiseId, (ProcessKey, Vec<JournalId>)>,
     /// Ends the raises whose time ran out, whatever the loop is doing.
     pub expiry: Expiry,
+    /// schedlab's sched_ext scheduler, when it enforces the plan and the boosts
+    /// ([`SchedExt`] says which decisions it takes).
+    pub sched_ext: Option<SchedExt>,
 }
 
 impl<'s> Live<'s> {
@@ -62,6 +66,7 @@ impl<'s> Live<'s> {
             sched_events,
             raises: HashMap::new(),
             expiry,
+            sched_ext: None,
         }
     }
 }
@@ -154,7 +159,10 @@ impl Kernel for Live<'_> {
             Change::Policy { policy, priority, .. } => settings::get_policy(tid)
                 .is_ok_and(|now| now.policy == *policy && now.rt_priority == *priority),
             Change::Slice(ns) => settings::get_policy(tid).is_ok_and(|now| now.sched_runtime_ns == *ns),
-            Change::Cpus(c) => settings::get_affinity(tid).is_ok_and(|now| now == cpu_set(c)),
+            Change::Cpus(c) => match &self.sched_ext {
+                Some(ext) => ext.holds_cpus(pid, c),
+                None => settings::get_affinity(tid).is_ok_and(|now| now == cpu_set(c)),
+            },
             Change::Cgroup(path) => crate::cgroup::current_cpuset_cgroup(tid).is_ok_and(|now| now == *path),
         }
     }
@@ -194,7 +202,12 @@ fn outcome<E: std::fmt::Display, T>(result: Result<T, E>) -> Outcome {
 
 impl Enforcer for Live<'_> {
     fn enforce(&mut self, decision: &Decision) -> Outcome {
+        if let Some(outcome) = self.sched_ext.as_mut().and_then(|ext| ext.enforce(decision)) {
+            return outcome;
+        }
         match decision {
+            // Only a sched_ext scheduler acts on a dependency itself.
+            Decision::Provider { .. } => Outcome::Skipped,
             Decision::Watch { tid, on } => outcome(self.observer.set_watched(*tid, *on)),
             Decision::Profile { on } => {
                 let sched_events = if *on { SchedEvents::All } else { self.sched_events };

@@ -45,6 +45,7 @@ pub mod kernel;
 mod live;
 pub mod metrics;
 pub mod priority;
+pub mod sched_ext;
 pub mod slices;
 pub mod stats;
 pub mod windows;
@@ -61,6 +62,7 @@ use schedlab_store::Store;
 use self::control::{ControlSocket, Request};
 use self::core::{Core, Predictor, Setup};
 use self::live::Live;
+use self::sched_ext::SchedExt;
 use self::slices::Slices;
 use self::stats::{Explanation, Stats};
 use crate::actuator::{Actuator, ActuatorError, RestoreReport};
@@ -82,6 +84,56 @@ pub enum DaemonError {
     Socket { path: String, source: io::Error },
     #[error("{0}")]
     Setup(String),
+    #[error("schedlab's sched_ext scheduler: {0}")]
+    SchedExt(#[from] schedlab_ext::scheduler::ExtError),
+    /// The kernel ended the sched_ext scheduler while the daemon ran: every task is back
+    /// in the fair class; the daemon may start again with the system calls.
+    #[error("the kernel ended schedlab's sched_ext scheduler: {0}")]
+    SchedExtExited(schedlab_ext::stats::Exit),
+}
+
+/// What carries the core's decisions out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Enforcer {
+    /// schedlab's sched_ext scheduler where the kernel has sched_ext and none other is
+    /// loaded; the system calls otherwise.
+    #[default]
+    Auto,
+    /// schedlab's sched_ext scheduler, or the daemon does not start.
+    SchedExt,
+    /// The scheduling system calls, journaled and undone at the end.
+    Syscalls,
+}
+
+/// Loads the sched_ext scheduler as `choice` says; `None` and why for the system calls.
+fn choose_enforcer(
+    choice: Enforcer,
+    dry_run: bool,
+    tunables: &schedlab_ext::plan::Tunables,
+) -> Result<(Option<SchedExt>, String), DaemonError> {
+    use schedlab_ext::kernel::State;
+    use schedlab_ext::scheduler::{ExtError, Scheduler};
+    let syscalls = |why: String| Ok((None, format!("system calls ({why})")));
+    match choice {
+        Enforcer::Syscalls => return syscalls("chosen".into()),
+        _ if dry_run => return syscalls("a dry run loads no scheduler".into()),
+        Enforcer::Auto => match State::read() {
+            Ok(State::Absent) => return syscalls("this kernel has no sched_ext".into()),
+            Ok(State::Disabled) => {}
+            Ok(other) => return syscalls(format!("another sched_ext scheduler: {other}")),
+            Err(e) => return syscalls(format!("reading /sys/kernel/sched_ext: {e}")),
+        },
+        Enforcer::SchedExt => {}
+    }
+    match Scheduler::load(tunables, Duration::from_secs(120)) {
+        Ok(s) => Ok((Some(SchedExt::new(s)), "schedlab's sched_ext scheduler".into())),
+        Err(e @ ExtError::Bpf { .. }) | Err(e @ ExtError::NotEnabled(..)) | Err(e @ ExtError::Exited(_))
+            if choice == Enforcer::Auto =>
+        {
+            syscalls(format!("the sched_ext scheduler did not load: {e}"))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// How many closed journal entries the daemon keeps (for `sqlite3` archaeology); older
@@ -174,6 +226,8 @@ pub struct Daemon<'s> {
     restored_at_start: usize,
     /// How the reaction thread runs ([`priority`]).
     reaction_thread: String,
+    /// What carries the decisions out, in words.
+    enforcer: String,
 }
 
 /// Collects a poll's events.
@@ -188,7 +242,15 @@ impl EventSink for Collect<'_> {
 impl<'s> Daemon<'s> {
     /// Restores what a previous daemon left in the journal, starts the observer, and
     /// classifies the processes that run now (by rules; the model watches the others).
-    pub fn start(store: &'s Store, config: Config, dry_run: bool) -> Result<Daemon<'s>, DaemonError> {
+    ///
+    /// `enforcer` chooses what carries the decisions out (the sched_ext scheduler is
+    /// loaded last, once everything else has started).
+    pub fn start(
+        store: &'s Store,
+        config: Config,
+        dry_run: bool,
+        enforcer: Enforcer,
+    ) -> Result<Daemon<'s>, DaemonError> {
         let lock = store.lock()?;
         let mut actuator = Actuator::new(store);
         let report = actuator.restore_all()?;
@@ -238,6 +300,14 @@ impl<'s> Daemon<'s> {
             slices,
             model,
         };
+        let tunables = schedlab_ext::plan::Tunables {
+            pfs_t_m_ns: d.slice_tm_ms * 1_000_000,
+            pfs_x_pct: d.slice_x,
+            pfs_y_pct: d.slice_y,
+            lend_ns: d.boost_max_ms * 1_000_000,
+            ..Default::default()
+        };
+        let (sched_ext, enforcer) = choose_enforcer(enforcer, dry_run, &tunables)?;
         let knowledge = Store::open(store.path()).ok();
         let mut on_loop = vec![store];
         on_loop.extend(knowledge.as_ref());
@@ -251,7 +321,11 @@ impl<'s> Daemon<'s> {
             replan_every,
             restored_at_start: report.restored,
             reaction_thread: String::new(),
+            enforcer,
         };
+        daemon.live.sched_ext = sched_ext;
+        let text = format!("decisions carried out by {}", daemon.enforcer);
+        daemon.core.note(None, text, &daemon.live);
         if report.restored + report.kept + report.skipped + report.other_boot + report.abandoned.len() > 0 {
             let text = format!("what a previous daemon left: {}", report.describe());
             daemon.core.note(None, text, &daemon.live);
@@ -299,6 +373,9 @@ impl<'s> Daemon<'s> {
                 Ok(_) => {}
                 Err(_) if stop() => break Ok(()),
                 Err(e) => break Err(e.into()),
+            }
+            if let Some(exit) = self.live.sched_ext.as_ref().and_then(|e| e.exit()) {
+                break Err(DaemonError::SchedExtExited(exit));
             }
             self.core.events(&batch, &mut self.live);
             self.core.tick(&mut self.live);
@@ -351,6 +428,9 @@ impl<'s> Daemon<'s> {
     /// Undoes every change (boosts, classes, slices) and says how many.
     pub fn shutdown(&mut self) -> Result<RestoreReport, DaemonError> {
         self.core.stop(&mut self.live);
+        if let Some(ext) = self.live.sched_ext.take() {
+            ext.unload();
+        }
         let report = self.live.actuator.restore_all()?;
         for (class, group) in std::mem::take(&mut self.live.groups) {
             if let Err(e) = group.remove() {
@@ -367,6 +447,8 @@ impl<'s> Daemon<'s> {
         s.dry_run = self.live.dry_run;
         s.restored_at_start = self.restored_at_start;
         s.reaction_thread = self.reaction_thread.clone();
+        s.enforcer = self.enforcer.clone();
+        s.sched_ext = self.live.sched_ext.as_ref().and_then(|e| e.stats());
         s.events = self.live.observer.events();
         s.lost_events = self.live.observer.lost_events().unwrap_or(0);
         s.raises_expired_by_clock = self.live.expiry.expired();

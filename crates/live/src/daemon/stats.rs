@@ -205,6 +205,13 @@ pub struct Stats {
     /// A profiling window is open: the system-call hook is attached.
     #[serde(default)]
     pub profiling: bool,
+    /// What carries the decisions out: schedlab's sched_ext scheduler, or system calls
+    /// (and why not the scheduler).
+    #[serde(default)]
+    pub enforcer: String,
+    /// The sched_ext scheduler's counters, while it enforces.
+    #[serde(default)]
+    pub sched_ext: Option<schedlab_ext::stats::Stats>,
     /// The processes the daemon knows of, most CPU first.
     pub processes: Vec<ProcessRow>,
 }

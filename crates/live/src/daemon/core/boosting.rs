@@ -159,6 +159,17 @@ impl Core {
                     let first = b
                         .as_ref()
                         .is_some_and(|b| self.boosted_pairs.insert((b.provider_tgid, b.requester.0)));
+                    if let Some(b) = &b {
+                        let provider = Decision::Provider {
+                            requester: b.requester,
+                            provider: b.provider,
+                            confidence: b.confidence,
+                        };
+                        if let Outcome::Failed(e) = m.enforce(&provider) {
+                            self.counters.failed_changes += 1;
+                            self.note_quietly(Some(tgid), format!("naming the provider failed: {e}"), m);
+                        }
+                    }
                     let max_ns = self.booster.as_ref().map_or(0, |b| b.max_ns);
                     let until = b.as_ref().map_or(since, |b| b.since) + max_ns + BOOST_LINGER_NS;
                     let decided = m.monotonic_ns();
@@ -274,10 +285,16 @@ mod tests {
 
     const MS: Ns = 1_000_000;
 
-    /// The first raise of server 20, for a requester blocked at `since`: it holds until
-    /// `boost_max_ms` (100) plus the linger after, whatever the loop does.
-    fn raise_server(m: &FakeMachine, raise: Raise, since: Ns) -> Decision {
-        Decision::Raise { process: m.key(20), raise, id: RaiseId(1), until: since + 101 * MS }
+    /// Server 20 named the provider of requester `requester` (SWAP's base confidence, 20,
+    /// on a first wake-up), then raised (raise `id`) for the requester blocked at
+    /// `since`: it holds until `boost_max_ms` (100) plus the linger after, whatever the
+    /// loop does.
+    fn boost_server(m: &FakeMachine, requester: u32, raise: Raise, id: u64, since: Ns) -> Vec<Decision> {
+        let provider = Decision::Provider { requester: Pid(requester), provider: Pid(20), confidence: 20 };
+        vec![
+            provider,
+            Decision::Raise { process: m.key(20), raise, id: RaiseId(id), until: since + 101 * MS },
+        ]
     }
 
     fn end_server(m: &FakeMachine) -> Decision {
@@ -331,7 +348,7 @@ mod tests {
         let since = m.monotonic_ns();
         assert_eq!(
             m.take(),
-            vec![raise_server(&m, Raise::Nice(-20), since)],
+            boost_server(&m, 10, Raise::Nice(-20), 1, since),
             "the server inherits the client's rank"
         );
         let row = core.explain(20, &m).unwrap().process;
@@ -371,7 +388,7 @@ mod tests {
         ] {
             let (mut m, _core) = blocked_on_server(&config, fifo_80, limit);
             let since = m.monotonic_ns();
-            assert_eq!(m.take(), vec![raise_server(&m, inherited, since)], "limit {limit}, {config}");
+            assert_eq!(m.take(), boost_server(&m, 10, inherited, 1, since), "limit {limit}, {config}");
         }
     }
 
@@ -379,7 +396,7 @@ mod tests {
     fn a_requester_blocking_again_at_once_keeps_its_providers_boost() {
         let (mut m, mut core) = client_blocked_on_its_server();
         let since = m.monotonic_ns();
-        assert_eq!(m.take(), vec![raise_server(&m, Raise::Nice(-20), since)]);
+        assert_eq!(m.take(), boost_server(&m, 10, Raise::Nice(-20), 1, since));
         let read = Resource::Pipe { inode: 5, write: false };
         for _ in 0..3 {
             // Woken (a spurious wake-up, or the answer), blocked again 200 µs later.
@@ -409,7 +426,7 @@ mod tests {
     fn a_boost_ends_when_it_has_lasted_boost_max_ms() {
         let (mut m, mut core) = client_blocked_on_its_server();
         let since = m.monotonic_ns();
-        assert_eq!(m.take(), vec![raise_server(&m, Raise::Nice(-20), since)]);
+        assert_eq!(m.take(), boost_server(&m, 10, Raise::Nice(-20), 1, since));
         m.advance(Duration::from_millis(100));
         core.tick(&mut m);
         assert_eq!(m.take(), vec![], "100 ms: still on");
@@ -449,20 +466,12 @@ mod tests {
         ];
         core.events(&events, &mut m);
         let since = m.monotonic_ns();
-        assert_eq!(m.take(), vec![raise_server(&m, Raise::Nice(-20), since)]);
+        assert_eq!(m.take(), boost_server(&m, 10, Raise::Nice(-20), 1, since));
         m.advance(Duration::from_millis(1));
         let block = m.event(EventKind::Block { pid: Pid(11), resource: read });
         core.events(std::slice::from_ref(&block), &mut m);
         let fifo = Raise::RealTime { policy: Policy::Fifo, priority: 10 };
-        assert_eq!(
-            m.take(),
-            vec![Decision::Raise {
-                process: m.key(20),
-                raise: fifo,
-                id: RaiseId(2),
-                until: block.time + 101 * MS
-            }]
-        );
+        assert_eq!(m.take(), boost_server(&m, 11, fifo, 2, block.time));
         assert_eq!((m.settings_of(20).policy, m.settings_of(20).nice), (Policy::Fifo, -20));
 
         // The real-time client is answered: both raises end, the nice one is raised again.
@@ -479,7 +488,11 @@ mod tests {
             "{decisions:?}"
         );
         assert!(
-            matches!(decisions[2], Decision::Raise { raise: Raise::Nice(-20), id: RaiseId(3), .. }),
+            matches!(decisions[2], Decision::Provider { requester: Pid(10), provider: Pid(20), .. }),
+            "{decisions:?}"
+        );
+        assert!(
+            matches!(decisions[3], Decision::Raise { raise: Raise::Nice(-20), id: RaiseId(3), .. }),
             "{decisions:?}"
         );
         assert_eq!((m.settings_of(20).policy, m.settings_of(20).nice), (Policy::Other, -20));

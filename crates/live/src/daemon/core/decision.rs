@@ -3,7 +3,7 @@
 //! through the journaled actuator (or, in a dry run, only shows them); a sched_ext
 //! scheduler can enforce the same decisions in the kernel; the core's tests record them.
 
-use schedlab_model::{Ns, Policy};
+use schedlab_model::{Ns, Pid, Policy};
 use schedlab_store::{ProcessKey, Setting};
 
 use crate::settings::CpuSet;
@@ -19,6 +19,11 @@ pub enum Decision {
     /// becomes of the core, until `until` (the monotonic clock, ns) passes: the enforcer
     /// ends it then on a clock of its own.
     Raise { process: ProcessKey, raise: Raise, id: RaiseId, until: Ns },
+    /// SWAP names `provider` (a thread) the provider of `requester` (a thread), with
+    /// `confidence` (indirect along a chain): said before the raise it comes with, for
+    /// an enforcer that acts on the dependency itself (a sched_ext scheduler runs the
+    /// provider in its requester's turn) rather than on the provider's rank.
+    Provider { requester: Pid, provider: Pid, confidence: u32 },
     /// Raise `id` holds until `until` now (its requester blocked again).
     Renew { id: RaiseId, until: Ns },
     /// Raise `id` of `process` ends: what it changed is undone, and nothing else (a

@@ -317,6 +317,7 @@ impl Enforcer for FakeMachine {
                 }
             },
             Decision::Adopt { .. }
+            | Decision::Provider { .. }
             | Decision::Renew { .. }
             | Decision::Forget { .. }
             | Decision::Watch { .. }

@@ -105,3 +105,16 @@ fn a_stalled_scheduler_is_ejected_by_the_watchdog_with_the_kernels_reason() {
     assert_eq!(fact("state-after-stall"), "disabled");
     assert_eq!(count_of("ext-tasks-after-stall").0, 0);
 }
+
+#[test]
+fn the_daemon_falls_back_to_the_system_calls_when_the_kernel_ends_the_scheduler() {
+    assert_eq!(fact("daemon-state"), "enabled schedlab", "{}", fact("daemon-log"));
+    assert_eq!(fact("daemon-alive-after-sysrq"), "yes", "{}", fact("daemon-log"));
+    assert_eq!(fact("daemon-rc"), "0", "{}", fact("daemon-log"));
+    let log = fact("daemon-log");
+    assert!(
+        log.contains("the kernel ended the sched_ext scheduler")
+            && log.contains("going on with the system calls"),
+        "{log}"
+    );
+}

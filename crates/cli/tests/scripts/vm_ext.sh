@@ -41,3 +41,19 @@ wait_state disabled
 echo "state-after-stall: $(state)"
 echo "ext-tasks-after-stall: $(ext_tasks) of $(all_tasks)"
 kill $hog
+
+# The daemon on the scheduler: when the kernel ends it (here SysRq-S, which disables
+# any sched_ext scheduler), the daemon says why and goes on with the system calls.
+schedlab run --enforcer sched-ext --duration 30s --quiet --store /tmp/d.db --socket /tmp/d.sock > /tmp/daemon.log 2>&1 &
+daemon=$!
+wait_state enabled
+echo "daemon-state: $(state) $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
+sleep 2
+echo S > /proc/sysrq-trigger
+wait_state disabled
+sleep 3
+echo "daemon-alive-after-sysrq: $(kill -0 $daemon 2>/dev/null && echo yes || echo no)"
+kill -INT $daemon
+wait $daemon
+echo "daemon-rc: $?"
+sed 's/^/daemon-log: /' /tmp/daemon.log

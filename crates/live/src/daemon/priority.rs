@@ -56,7 +56,7 @@ impl Elevation {
 
     /// If the thread ran past its bound, drops it to nice −20 for good: the reason.
     pub fn check(&mut self) -> Option<String> {
-        if *self != Elevation::RealTime || !OVER_BOUND.swap(false, Ordering::Relaxed) {
+        if !matches!(self, Elevation::RealTime) || !OVER_BOUND.swap(false, Ordering::Relaxed) {
             return None;
         }
         let why = format!(
@@ -76,6 +76,18 @@ impl Elevation {
                 RTTIME_SOFT / 1000
             ),
             Elevation::Nice(why) => why.clone(),
+        }
+    }
+}
+
+/// The thread is real time only while its [`Elevation`] lives (the daemon's loop): what
+/// the thread does after (a shutdown, starting again after a reload or after the sched_ext
+/// scheduler's end, which loads BPF programs for seconds) is not bounded by
+/// `RLIMIT_RTTIME`, whose hard limit would kill the daemon.
+impl Drop for Elevation {
+    fn drop(&mut self) {
+        if matches!(self, Elevation::RealTime) {
+            let _ = lower();
         }
     }
 }

@@ -3,8 +3,9 @@
 #   scripts/vm-run.sh [--file PATH]... -- COMMAND...
 # boots the kernel scripts/vm.sh caches under qemu (TCG: no KVM here; 2 vCPUs, 1 GiB),
 # with a busybox initramfs holding the release `schedlab` (on PATH, with the libraries
-# it links) and each PATH at /files/<basename> (a program with the libraries it links); runs COMMAND with the VM's shell (any
-# shell text may follow `--`), prints its output, and exits with its status. The
+# it links) and each PATH at /files/<basename> (a program with the libraries it links);
+# runs COMMAND with the VM's shell (any shell text may follow `--`), prints its output,
+# and exits with its status. The
 # kernel's config is at /boot/config-$(uname -r), where libbpf looks for it. A boot
 # takes about 7 s; the VM is gone when this returns.
 #

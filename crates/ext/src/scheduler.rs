@@ -193,7 +193,11 @@ impl Scheduler {
             in_use: 1,
             slice_ns: plan.slice_ns,
         };
-        update(&self.skel.maps.classes, id, bytes(&value))
+        update(&self.skel.maps.classes, id, bytes(&value))?;
+        if let Some(data) = self.skel.maps.data_data.as_deref_mut() {
+            data.nr_classes = data.nr_classes.max(id + 1);
+        }
+        Ok(())
     }
 
     /// Makes process `tgid` a member of class `class_id` (0: the default class), its main

@@ -81,6 +81,8 @@ const volatile u32 stall_tid;
 /* Bumped by user space after it changed `classes` or `processes`: each task reads its
  * plan again at its next enqueue. */
 u32 plan_gen;
+/* One more than the highest class id user space set up: dispatch looks no further. */
+u32 nr_classes = 1;
 /* The exit of the scheduler, once it has exited (kind != 0). */
 struct exit_info exit_info;
 /* Sampled queue length of each class (at dispatch). */
@@ -414,7 +416,7 @@ void BPF_STRUCT_OPS(schedlab_dispatch, s32 cpu, struct task_struct *prev)
 	s32 best = -1;
 	u32 c;
 
-	bpf_for(c, 0, MAX_CLASSES) {
+	bpf_for(c, 0, nr_classes) {
 		struct class_plan *plan;
 		bool own;
 		s32 queued;
@@ -443,7 +445,7 @@ void BPF_STRUCT_OPS(schedlab_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 	}
 	/* Every task of the best class is bound elsewhere: take any that may run here. */
-	bpf_for(c, 0, MAX_CLASSES) {
+	bpf_for(c, 0, nr_classes) {
 		if (scx_bpf_dsq_nr_queued(c) > 0 && dsq_move_to_local(c)) {
 			count(STAT_STEAL);
 			return;

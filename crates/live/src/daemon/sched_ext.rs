@@ -28,16 +28,13 @@ use super::core::{Change, Decision, Outcome};
 #[derive(Debug)]
 pub struct SchedExt {
     scheduler: Scheduler,
-    /// Each CPU set of the plan and its class id.
-    classes: HashMap<Vec<u32>, u32>,
-    /// Each process's class id.
-    members: HashMap<u32, u32>,
+    classes: Classes,
 }
 
 impl SchedExt {
     /// Drives `scheduler` (loaded).
     pub fn new(scheduler: Scheduler) -> SchedExt {
-        SchedExt { scheduler, classes: HashMap::new(), members: HashMap::new() }
+        SchedExt { scheduler, classes: Classes::default() }
     }
 
     /// Carries out `decision` if it is the scheduler's to carry out; `None` leaves it to
@@ -67,33 +64,15 @@ impl SchedExt {
 
     /// Whether process `tgid` is in the class of CPU set `cpus`.
     pub fn holds_cpus(&self, tgid: u32, cpus: &[u32]) -> bool {
-        let mut cpus = cpus.to_vec();
-        cpus.sort_unstable();
-        cpus.dedup();
-        self.classes.get(&cpus).is_some_and(|c| self.members.get(&tgid) == Some(c))
+        self.classes.holds(tgid, cpus)
     }
 
     /// Puts process `tgid` in the class of CPU set `cpus`.
     fn join(&mut self, tgid: u32, cpus: &[u32]) -> Result<(), ExtError> {
-        let mut cpus = cpus.to_vec();
-        cpus.sort_unstable();
-        cpus.dedup();
-        let next = self.classes.len() as u32 + 1;
-        let class = match self.classes.get(&cpus) {
-            Some(&c) => c,
-            None if next < MAX_CLASSES => {
-                self.classes.insert(cpus.clone(), next);
-                next
-            }
-            // Out of queues: the default class (every CPU) holds the rest.
-            None => 0,
-        };
-        if let Some(old) = self.members.insert(tgid, class) {
-            if old != class {
-                self.weigh(old)?;
-            }
+        let (class, changed) = self.classes.join(tgid, cpus);
+        for (id, plan) in &changed {
+            self.scheduler.set_class(*id, plan)?;
         }
-        self.weigh(class)?;
         self.scheduler.set_process(tgid, class, 0)?;
         self.scheduler.publish();
         Ok(())
@@ -101,24 +80,13 @@ impl SchedExt {
 
     /// Takes process `tgid` out of its class.
     fn leave(&mut self, tgid: u32) -> Result<(), ExtError> {
-        let Some(class) = self.members.remove(&tgid) else { return Ok(()) };
-        self.weigh(class)?;
+        let Some(changed) = self.classes.leave(tgid) else { return Ok(()) };
+        for (id, plan) in &changed {
+            self.scheduler.set_class(*id, plan)?;
+        }
         self.scheduler.forget_process(tgid)?;
         self.scheduler.publish();
         Ok(())
-    }
-
-    /// Gives class `class` its CPU set and a weight of 100 per member.
-    fn weigh(&mut self, class: u32) -> Result<(), ExtError> {
-        if class == 0 {
-            return Ok(());
-        }
-        let Some(cpus) = self.classes.iter().find(|(_, &c)| c == class).map(|(s, _)| s.clone()) else {
-            return Ok(());
-        };
-        let members = self.members.values().filter(|&&c| c == class).count() as u32;
-        let plan = ClassPlan { cpus, weight: (100 * members.max(1)).min(10_000), slice_ns: 0 };
-        self.scheduler.set_class(class, &plan)
     }
 
     /// Why the kernel ended the scheduler, once it has.
@@ -135,5 +103,104 @@ impl SchedExt {
     /// kernel reported.
     pub fn unload(self) -> Option<Exit> {
         self.scheduler.unload()
+    }
+}
+
+/// The plan's CPU sets as the scheduler's classes: which class each process is in, and
+/// each class's plan (its CPUs, a weight of 100 per member). Bookkeeping only: what
+/// changes is handed back for the scheduler's maps.
+#[derive(Debug, Default)]
+struct Classes {
+    /// Each CPU set (sorted) and its class id.
+    ids: HashMap<Vec<u32>, u32>,
+    /// By class id − 1: the class's CPU set and how many processes it has.
+    sets: Vec<(Vec<u32>, u32)>,
+    /// Each process's class id (0: the default class).
+    members: HashMap<u32, u32>,
+}
+
+impl Classes {
+    fn sorted(cpus: &[u32]) -> Vec<u32> {
+        let mut cpus = cpus.to_vec();
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus
+    }
+
+    /// Whether process `tgid` is in the class of CPU set `cpus`.
+    fn holds(&self, tgid: u32, cpus: &[u32]) -> bool {
+        self.ids.get(&Self::sorted(cpus)).is_some_and(|c| self.members.get(&tgid) == Some(c))
+    }
+
+    /// Puts process `tgid` in the class of CPU set `cpus` (a new class for a new set,
+    /// the default class once the scheduler's queues are used up): its class id, and
+    /// the plans of the classes that changed.
+    fn join(&mut self, tgid: u32, cpus: &[u32]) -> (u32, Vec<(u32, ClassPlan)>) {
+        let cpus = Self::sorted(cpus);
+        let class = match self.ids.get(&cpus) {
+            Some(&c) => c,
+            None if (self.sets.len() as u32 + 1) < MAX_CLASSES => {
+                self.sets.push((cpus.clone(), 0));
+                let id = self.sets.len() as u32;
+                self.ids.insert(cpus, id);
+                id
+            }
+            None => 0,
+        };
+        let old = self.members.insert(tgid, class);
+        if old == Some(class) {
+            return (class, Vec::new());
+        }
+        let changed = [old.and_then(|o| self.count(o, -1)), self.count(class, 1)];
+        (class, changed.into_iter().flatten().collect())
+    }
+
+    /// Takes process `tgid` out of its class: the plan of the class, if it changed;
+    /// `None` if the process was in none.
+    fn leave(&mut self, tgid: u32) -> Option<Vec<(u32, ClassPlan)>> {
+        let class = self.members.remove(&tgid)?;
+        Some(self.count(class, -1).into_iter().collect())
+    }
+
+    /// Adds `delta` members to class `class`: its new plan (none for the default class).
+    fn count(&mut self, class: u32, delta: i32) -> Option<(u32, ClassPlan)> {
+        let (cpus, members) = self.sets.get_mut(class.checked_sub(1)? as usize)?;
+        *members = members.saturating_add_signed(delta);
+        let weight = (100 * (*members).max(1)).min(10_000);
+        Some((class, ClassPlan { cpus: cpus.clone(), weight, slice_ns: 0 }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn weights(changed: &[(u32, ClassPlan)]) -> Vec<(u32, u32)> {
+        changed.iter().map(|(c, p)| (*c, p.weight)).collect()
+    }
+
+    #[test]
+    fn each_cpu_set_is_a_class_weighted_by_its_members() {
+        let mut classes = Classes::default();
+        assert_eq!(weights(&classes.join(10, &[1, 0]).1), [(1, 100)]);
+        let (class, changed) = classes.join(11, &[0, 1, 1]);
+        assert_eq!((class, weights(&changed)), (1, vec![(1, 200)]), "the same set, sorted");
+        assert_eq!(changed[0].1.cpus, [0, 1]);
+        assert!(classes.holds(11, &[1, 0]) && !classes.holds(11, &[0]));
+        assert!(classes.join(11, &[0, 1]).1.is_empty(), "no change, nothing to write");
+        assert_eq!(weights(&classes.join(11, &[2]).1), [(1, 100), (2, 100)], "a move reweighs both");
+        assert_eq!(weights(&classes.leave(10).unwrap()), [(1, 100)], "an empty class keeps weight 100");
+        assert_eq!(classes.leave(10), None);
+    }
+
+    #[test]
+    fn past_the_schedulers_queues_processes_go_to_the_default_class() {
+        let mut classes = Classes::default();
+        for cpu in 0..MAX_CLASSES - 1 {
+            assert_eq!(classes.join(cpu, &[cpu]).0, cpu + 1);
+        }
+        let (class, changed) = classes.join(1000, &[1000]);
+        assert_eq!((class, changed.len()), (0, 0));
+        assert!(!classes.holds(1000, &[1000]) && classes.members[&1000] == 0);
     }
 }

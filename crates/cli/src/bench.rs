@@ -31,7 +31,11 @@ Examples:
   sudo schedlab bench slices
 
   # the test program only, bursts of 4 and 10 ms, 10 runs per series, as JSON
-  sudo schedlab bench slices --programs test --work-ms 4,10 --runs 10 --json";
+  sudo schedlab bench slices --programs test --work-ms 4,10 --runs 10 --json
+
+  # paper 001's Figure 6 live, one T_m (needs a kernel with sched_ext)
+  sudo schedlab bench slices --sched-ext --ext-slice-ms 100 --ext-timeshare --tm-ms 40 \\
+      --programs test --work-ms 75,125,150,200 --sleep-ms 1000 --loops 5";
 
 /// Benchmarks on the live machine.
 #[derive(Debug, Args)]
@@ -163,6 +167,13 @@ impl EnforcerName {
 /// and slice + T_m (the "zone" column): shorter ones finish within the default slice,
 /// longer ones keep it.
 ///
+/// With --sched-ext (paper 001's Figure 6 live, on a kernel with sched_ext), both series
+/// run under the daemon on schedlab's sched_ext scheduler with its slice
+/// (--ext-slice-ms): first without slices (the scheduler's plain time sharing, the
+/// figure's reference), then with them: the daemon hands each program's flow to the
+/// scheduler at the exec, and the scheduler, at a slice's end, keeps the task on when
+/// its burst is predicted to end within T_m (EXTENDED counts how often).
+///
 /// Needs root (the daemon). Every process is in its own process group and killed when
 /// the benchmark ends, fails or is interrupted; the scratch directory is removed.
 #[derive(Debug, Args)]
@@ -194,6 +205,17 @@ pub struct SlicesOpts {
     /// and still get a slice, in ms.
     #[arg(long, value_name = "MS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub tm_ms: u64,
+    /// Both series under schedlab's sched_ext scheduler: without slices, then with.
+    #[arg(long)]
+    pub sched_ext: bool,
+    /// The sched_ext scheduler's slice, in ms (ext_slice_ms) [default: 5].
+    #[arg(long, value_name = "MS", requires = "sched_ext", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub ext_slice_ms: Option<u64>,
+    /// The sched_ext scheduler runs round robin (ext_timeshare), the time sharing paper
+    /// 001 measured PFS against, rather than by vtime: a sleeper's vtime credit often
+    /// lets a burst run past its slice anyway.
+    #[arg(long, requires = "sched_ext")]
+    pub ext_timeshare: bool,
     /// The CPU the programs and the hog share [default: 1 if allowed, else the last
     /// allowed one].
     #[arg(long, value_name = "CPU")]
@@ -403,6 +425,9 @@ fn slices(opts: &SlicesOpts) -> Result<()> {
         runs: opts.runs,
         programs,
         tm_ms: opts.tm_ms,
+        sched_ext: opts.sched_ext,
+        ext_slice_ms: opts.ext_slice_ms,
+        ext_timeshare: opts.ext_timeshare,
         cpu: opts.cpu,
         time_limit: Duration::from_nanos(opts.time_limit),
         exe: std::env::current_exe().context("cannot find this program's path to start its workers")?,
@@ -434,11 +459,13 @@ fn slices(opts: &SlicesOpts) -> Result<()> {
         ("ZONE", Align::Left),
         ("SERIES", Align::Left),
         ("RUNS (ms)", Align::Left),
+        ("FORCED", Align::Left),
         ("MEAN 2..", Align::Right),
         ("SD", Align::Right),
         ("×WITHOUT", Align::Right),
-        ("SLICES SET/RESET", Align::Right),
+        (if opts.sched_ext { "EXTENDED" } else { "SLICES SET/RESET" }, Align::Right),
     ]);
+    let names = if opts.sched_ext { ["no slices", "slices"] } else { ["without", "daemon"] };
     let mut notes = Vec::new();
     for p in &report.programs {
         let zone = match p.zone {
@@ -447,9 +474,9 @@ fn slices(opts: &SlicesOpts) -> Result<()> {
             Some(Zone::Beyond) => "> slice+T_m",
             None => "",
         };
-        for (name, s) in [("without", &p.without), ("daemon", &p.with_daemon)] {
+        for (first, name, s) in [(true, names[0], &p.without), (false, names[1], &p.with_daemon)] {
             let runs: Vec<String> = s.runs_ms.iter().map(|&v| ms(v)).collect();
-            let (ratio, counts) = match &s.daemon {
+            let counts = match &s.daemon {
                 Some(d) => {
                     if let Some(e) = &d.stats_error {
                         notes.push(format!("{}: no daemon stats: {e}", p.label));
@@ -457,21 +484,34 @@ fn slices(opts: &SlicesOpts) -> Result<()> {
                     if d.killed {
                         notes.push(format!("{}: the daemon ignored SIGINT and was killed", p.label));
                     }
-                    let per_run: Vec<String> = d.slices_set_per_run.iter().map(u64::to_string).collect();
-                    (
-                        format!("{:.3}", p.ratio),
-                        format!("{}/{} ({})", d.slices_set, d.slices_reset, per_run.join(" ")),
-                    )
+                    let per_run = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" ");
+                    match opts.sched_ext {
+                        true => format!(
+                            "{} ({})",
+                            d.extensions_per_run.iter().sum::<u64>(),
+                            per_run(&d.extensions_per_run)
+                        ),
+                        false => {
+                            format!(
+                                "{}/{} ({})",
+                                d.slices_set,
+                                d.slices_reset,
+                                per_run(&d.slices_set_per_run)
+                            )
+                        }
+                    }
                 }
-                None => (String::new(), String::new()),
+                None => String::new(),
             };
-            let label = if name == "without" { p.label.clone() } else { String::new() };
-            let zone = if name == "without" { zone.to_string() } else { String::new() };
+            let ratio = if first { String::new() } else { format!("{:.3}", p.ratio) };
+            let label = if first { p.label.clone() } else { String::new() };
+            let zone = if first { zone.to_string() } else { String::new() };
             table.row(vec![
                 label,
                 zone,
                 name.to_string(),
                 runs.join(" "),
+                s.involuntary_per_run.iter().map(u64::to_string).collect::<Vec<_>>().join(" "),
                 ms(s.mean_ms),
                 ms(s.stdev_ms),
                 ratio,
@@ -481,6 +521,10 @@ fn slices(opts: &SlicesOpts) -> Result<()> {
     }
     table.write(&mut out)?;
     let slice = match report.default_slice_ms {
+        Some(s) if opts.sched_ext => format!(
+            "schedlab's sched_ext scheduler ({}), slice {s:.3} ms",
+            if opts.ext_timeshare { "round robin" } else { "vtime" }
+        ),
         Some(s) => format!("default slice {s:.3} ms"),
         None => "default slice unreadable (3 ms assumed)".to_string(),
     };
@@ -490,7 +534,12 @@ fn slices(opts: &SlicesOpts) -> Result<()> {
          each program and one hog pinned to CPU {}; {:.1} s.",
         report.tm_ms, report.loops, report.sleep_ms, report.runs, report.cpu, report.wall_s
     )?;
-    writeln!(out, "SLICES SET: over the series (per run); MEAN, SD and ×WITHOUT leave run 1 out.")?;
+    writeln!(
+        out,
+        "FORCED: the test program's involuntary switches per run. {}: over the series (per run); \
+         MEAN, SD and ×WITHOUT leave run 1 out.",
+        if opts.sched_ext { "EXTENDED" } else { "SLICES SET" }
+    )?;
     for s in &report.skipped {
         notes.push(format!("skipped {s}"));
     }

@@ -75,6 +75,10 @@ pub(crate) struct TunableOpts {
     /// SWAP's T: the longest a provider keeps its requester's turn, ms (1 to 1000).
     #[arg(long, default_value_t = Tunables::default().lend_ns / 1_000_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=1000))]
     lend_ms: u64,
+    /// Run each class round robin (the time sharing paper 001's PFS was built on)
+    /// rather than by vtime (weighted fair share).
+    #[arg(long)]
+    timeshare: bool,
     /// The kernel's watchdog: a runnable task not run within this ejects the scheduler,
     /// ms (100 to 30000).
     #[arg(long, default_value_t = Tunables::default().timeout_ms, value_name = "MS", value_parser = clap::value_parser!(u32).range(100..=30_000))]
@@ -96,6 +100,7 @@ impl TunableOpts {
             wakeup_gran_ns: self.wakeup_gran_us * 1000,
             pfs_t_m_ns: self.t_m_ms * 1_000_000,
             lend_ns: self.lend_ms * 1_000_000,
+            timeshare: self.timeshare,
             timeout_ms: self.timeout_ms,
             stall_tid: self.stall_tid,
             ..Tunables::default()

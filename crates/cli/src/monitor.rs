@@ -140,8 +140,8 @@ pub fn write_stats(out: &mut impl Write, s: &Stats, top: usize) -> io::Result<()
     }
     writeln!(
         out,
-        "slices: {} set, {} reset; {} programs with a PFS",
-        s.slices_set, s.slices_reset, s.programs_with_pfs
+        "slices: {} set, {} reset; {} flows handed to sched_ext; {} programs with a PFS",
+        s.slices_set, s.slices_reset, s.flows, s.programs_with_pfs
     )?;
     writeln!(
         out,

@@ -21,7 +21,7 @@ fn facts() -> &'static Result<HashMap<String, String>, String> {
             which("hackbench").ok_or("no hackbench on PATH: install rt-tests (scripts/setup.sh)")?;
         let out = Command::new(format!("{ROOT}/scripts/vm-run.sh"))
             .env("SCHEDLAB_BIN", SCHEDLAB)
-            .env("VM_TIMEOUT", "480")
+            .env("VM_TIMEOUT", "540")
             .args(["--file", &hackbench, "--file", SCRIPT, "--", "sh /files/vm_ext.sh"])
             .output()
             .map_err(|e| format!("cannot run scripts/vm-run.sh: {e}"))?;
@@ -117,4 +117,48 @@ fn the_daemon_falls_back_to_the_system_calls_when_the_kernel_ends_the_scheduler(
             && log.contains("going on with the system calls"),
         "{log}"
     );
+}
+
+#[test]
+fn a_requesters_provider_runs_in_its_turn() {
+    assert_eq!(fact("swap-rc"), "0", "bench deps: {}", fact("swap-log"));
+    let lends: u64 = fact("swap-lends").parse().expect("a count of lends");
+    let used: u64 = fact("swap-lends-used").parse().expect("a count of lends used");
+    assert!(lends > 0, "the client never woke its named server with a turn to lend");
+    assert!(used > 0, "the server was never queued in its client's turn ({lends} lends)");
+}
+
+/// One burst length of the PFS run: (involuntary switches, extensions) per run, without
+/// the daemon's slices and with them, and the ratio of the mean times.
+fn pfs(work_ms: f64) -> (Vec<u64>, Vec<u64>, Vec<u64>, f64) {
+    assert_eq!(fact("pfs-rc"), "0", "bench slices: {}", fact("pfs-log"));
+    let report: serde_json::Value = serde_json::from_str(&fact("pfs-json")).expect("the report is JSON");
+    let program = report["programs"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["work_ms"].as_f64() == Some(work_ms)))
+        .unwrap_or_else(|| panic!("no {work_ms} ms program in {report}"));
+    let numbers = |v: &serde_json::Value| -> Vec<u64> {
+        v.as_array().map(|a| a.iter().filter_map(serde_json::Value::as_u64).collect()).unwrap_or_default()
+    };
+    (
+        numbers(&program["without"]["involuntary_per_run"]),
+        numbers(&program["with_daemon"]["involuntary_per_run"]),
+        numbers(&program["with_daemon"]["daemon"]["extensions_per_run"]),
+        program["ratio"].as_f64().expect("a ratio"),
+    )
+}
+
+#[test]
+fn pfs_delays_the_switch_exactly_where_the_burst_ends_within_t_m() {
+    // 125 ms against 100 ms slices, T_m 40: once the daemon knows the flow (runs 2..),
+    // the scheduler keeps the program on at its slice's end instead of switching to the
+    // hog; fewer switches are forced on it, and it finishes sooner.
+    let (without, with, extended, ratio) = pfs(125.0);
+    assert!(extended[1..].iter().all(|&e| e > 0), "no slice extended in runs 2..: {extended:?}");
+    let forced = |v: &[u64]| v[1..].iter().sum::<u64>();
+    assert!(forced(&with) < forced(&without), "switches forced: {without:?} without, {with:?} with");
+    assert!(ratio < 1.0, "125 ms bursts took {ratio:.3} × as long with PFS");
+    // 150 ms: 50 ms past the slice, beyond T_m: the switch happens as without.
+    let (_, _, extended, _) = pfs(150.0);
+    assert!(extended.iter().all(|&e| e == 0), "a 150 ms burst was extended: {extended:?}");
 }

@@ -7,8 +7,11 @@ pub const MAX_CLASSES: u32 = 64;
 pub const MAX_CPUS: u32 = 1024;
 /// Processes the plan can name at once (the `processes` map).
 pub const MAX_PROCESSES: usize = 65_536;
-/// Predicted bursts of all programs together (the `bursts` map).
+/// Predicted bursts of all programs together (the `bursts` map, an LRU: the bursts of
+/// programs not run for a while give way).
 pub const MAX_BURSTS: usize = 262_144;
+/// Bursts of one flow the scheduler follows: past the last, its default slice holds.
+pub const MAX_FLOW_BURSTS: usize = 1024;
 /// Requesters with a provider at once (the `providers` map).
 pub const MAX_PROVIDERS: usize = 16_384;
 
@@ -23,6 +26,8 @@ pub enum PlanError {
     Weight(u32),
     #[error("program id 0 is reserved for \"no PFS\"")]
     Program,
+    #[error("a flow of {0} bursts is longer than the scheduler follows ({MAX_FLOW_BURSTS})")]
+    FlowLength(usize),
 }
 
 /// One class: its CPUs (paper 000's plan), its share, its slice.
@@ -75,6 +80,10 @@ pub struct Tunables {
     pub pfs_y_pct: u32,
     /// SWAP (paper 004): how long a provider keeps its requester's turn at most (`T`).
     pub lend_ns: u64,
+    /// Round robin within a class (a woken task and one whose slice ended go to the
+    /// back, a waking never preempts), the time sharing paper 001's PFS was built on,
+    /// instead of vtime fairness.
+    pub timeshare: bool,
     /// The kernel's watchdog: a runnable task not run for this long ejects the
     /// scheduler (every task goes back to the fair class).
     pub timeout_ms: u32,
@@ -86,7 +95,7 @@ pub struct Tunables {
 impl Default for Tunables {
     /// The papers' values where they give one (PFS: timeslot 1 ms, `T_m` 20 ms, x = y =
     /// 10 %, paper 001 §5 and Figure 7); a 5 ms slice, a 1 ms wake-up granularity; a
-    /// 10 ms lend; the watchdog at 5 s.
+    /// 10 ms lend; vtime order; the watchdog at 5 s.
     fn default() -> Self {
         Tunables {
             slice_ns: 5_000_000,
@@ -96,6 +105,7 @@ impl Default for Tunables {
             pfs_x_pct: 10,
             pfs_y_pct: 10,
             lend_ns: 10_000_000,
+            timeshare: false,
             timeout_ms: 5_000,
             stall_tid: 0,
         }

@@ -16,7 +16,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
 use crate::kernel::{State, SYSFS};
-use crate::plan::{ClassPlan, PlanError, Tunables, MAX_CLASSES};
+use crate::plan::{ClassPlan, PlanError, Tunables, MAX_CLASSES, MAX_FLOW_BURSTS};
 use crate::skel::{types, SchedlabSkel, SchedlabSkelBuilder};
 use crate::stats::{Exit, Stats};
 
@@ -111,6 +111,7 @@ impl Scheduler {
         rodata.pfs_x_pct = tunables.pfs_x_pct;
         rodata.pfs_y_pct = tunables.pfs_y_pct;
         rodata.lend_ns = tunables.lend_ns;
+        rodata.timeshare = tunables.timeshare;
         rodata.stall_tid = tunables.stall_tid;
         rodata.nr_cpus = libbpf_rs::num_possible_cpus().map_err(bpf("counting CPUs for"))? as u32;
         let ops = open.struct_ops.schedlab_ops_mut();
@@ -215,18 +216,28 @@ impl Scheduler {
         delete(&self.skel.maps.processes, tgid)
     }
 
-    /// Sets the predicted bursts (`T_p`, ns, in order from exec) of PFS `program`.
+    /// Sets the predicted bursts (`T_p`, ns, in order from exec) of PFS `program`, at
+    /// most [`MAX_FLOW_BURSTS`]; the program's bursts past these (an earlier, longer
+    /// flow's) are deleted.
     pub fn set_bursts(&mut self, program: u32, bursts: &[u64]) -> Result<(), ExtError> {
         if program == 0 {
             return Err(PlanError::Program.into());
         }
+        if bursts.len() > MAX_FLOW_BURSTS {
+            return Err(PlanError::FlowLength(bursts.len()).into());
+        }
+        let map = &self.skel.maps.bursts;
+        let key = |index: usize| types::burst_key { program, index: index as u32 };
         for (index, t_p) in bursts.iter().enumerate() {
-            let key = types::burst_key { program, index: index as u32 };
-            self.skel
-                .maps
-                .bursts
-                .update(bytes(&key), &t_p.to_ne_bytes(), MapFlags::ANY)
+            map.update(bytes(&key(index)), &t_p.to_ne_bytes(), MapFlags::ANY)
                 .map_err(|source| ExtError::Bpf { step: "writing the bursts of", source })?;
+        }
+        for index in bursts.len()..MAX_FLOW_BURSTS {
+            match map.delete(bytes(&key(index))) {
+                Ok(()) => {}
+                Err(e) if e.kind() == libbpf_rs::ErrorKind::NotFound => break,
+                Err(source) => return Err(ExtError::Bpf { step: "writing the bursts of", source }),
+            }
         }
         Ok(())
     }

@@ -77,6 +77,10 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #                         within the default slice + slice_tm_ms gets that slice
 #   slice_tm_ms = 20      T_m (1..100); slice_x and slice_y (percent, 0..100, default
 #                         10) adapt predictions as the paper's rules 3-5
+#   ext_slice_ms = 5      the slice of schedlab's sched_ext scheduler (1..1000), where
+#                         it enforces (`run --enforcer`); PFS's T_m counts past it
+#   ext_timeshare = false the scheduler runs a class round robin (the time sharing
+#                         PFS was built on) instead of by vtime (weighted fair share)
 
 # Programs a person looks at: terminals, multiplexers, shells, editors, display and
 # audio servers. They are interactive by rule, never by the model's guess, and the
@@ -175,6 +179,10 @@ pub struct Daemon {
     pub slice_x: u32,
     /// PFS's y, in percent.
     pub slice_y: u32,
+    /// The sched_ext scheduler's slice, in ms.
+    pub ext_slice_ms: u64,
+    /// The sched_ext scheduler runs each class round robin rather than by vtime.
+    pub ext_timeshare: bool,
 }
 
 impl Daemon {
@@ -182,7 +190,7 @@ impl Daemon {
     /// bound is a mistake (a boost of an hour), and the daemon's arithmetic in ns stays
     /// far from overflow. A T_m past the kernel's longest slice (100 ms) would change
     /// nothing more.
-    fn bounded(&self) -> [(&'static str, u64, (u64, u64)); 8] {
+    fn bounded(&self) -> [(&'static str, u64, (u64, u64)); 9] {
         const HOUR_MS: u64 = 3_600_000;
         [
             ("model_after_ms", self.model_after_ms, (1, HOUR_MS)),
@@ -193,6 +201,7 @@ impl Daemon {
             ("slice_tm_ms", self.slice_tm_ms, (1, 100)),
             ("slice_x", u64::from(self.slice_x), (0, 100)),
             ("slice_y", u64::from(self.slice_y), (0, 100)),
+            ("ext_slice_ms", self.ext_slice_ms, (1, 1000)),
         ]
     }
 }
@@ -215,6 +224,8 @@ impl Default for Daemon {
             slice_tm_ms: 20,
             slice_x: 10,
             slice_y: 10,
+            ext_slice_ms: 5,
+            ext_timeshare: false,
         }
     }
 }

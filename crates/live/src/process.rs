@@ -297,8 +297,13 @@ pub fn all_pids() -> io::Result<Vec<u32>> {
 
 /// The thread group (process) of thread `tid`, from `/proc/TID/status`.
 pub fn tgid_of(tid: u32) -> Option<u32> {
+    status_number(tid, "Tgid").and_then(|v| u32::try_from(v).ok())
+}
+
+/// A number of `/proc/TID/status` by its key (`Tgid`, `nonvoluntary_ctxt_switches`).
+pub fn status_number(tid: u32, key: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
+    status.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(':')).and_then(|v| v.trim().parse().ok())
 }
 
 #[cfg(test)]

@@ -42,6 +42,25 @@ echo "state-after-stall: $(state)"
 echo "ext-tasks-after-stall: $(ext_tasks) of $(all_tasks)"
 kill $hog
 
+# SWAP (paper 004) on the scheduler: the daemon names the pipe server as its client's
+# provider, and the scheduler queues the server in the client's turn (lends_used).
+schedlab bench deps --ipc pipe --load 2 --iterations 10 --warmup 1 --no-reference --with-daemon \
+    --enforcer sched-ext --sort-len 400 --time-limit 300s --json > /tmp/swap.json 2>/tmp/swap.err
+echo "swap-rc: $?"
+echo "swap-lends: $(grep -o '"lends": *[0-9]*' /tmp/swap.json | grep -o '[0-9]*$')"
+echo "swap-lends-used: $(grep -o '"lends_used": *[0-9]*' /tmp/swap.json | grep -o '[0-9]*$')"
+sed 's/^/swap-log: /' /tmp/swap.err
+
+# PFS (paper 001) on the scheduler's round robin: the test program's bursts of 125 ms
+# (within the 100 ms slice + T_m 40 ms) and 150 ms (past it) beside a hog, without the
+# daemon's slices and with them (the daemon learns the flow in run 1).
+schedlab bench slices --sched-ext --ext-slice-ms 100 --ext-timeshare --tm-ms 40 --programs test \
+    --work-ms 125,150 --sleep-ms 200 --loops 4 --runs 3 --cpu 1 --time-limit 240s --json \
+    > /tmp/pfs.json 2>/tmp/pfs.err
+echo "pfs-rc: $?"
+echo "pfs-json: $(tr -d '\n' < /tmp/pfs.json)"
+sed 's/^/pfs-log: /' /tmp/pfs.err
+
 # The daemon on the scheduler: when the kernel ends it (here SysRq-S, which disables
 # any sched_ext scheduler), the daemon says why and goes on with the system calls.
 schedlab run --enforcer sched-ext --duration 30s --quiet --store /tmp/d.db --socket /tmp/d.sock > /tmp/daemon.log 2>&1 &

@@ -19,6 +19,12 @@
  * a running task of its class (or whose class is that far ahead of the running task's
  * class) preempts the one furthest behind, as EEVDF preempts at wake-up.
  *
+ * Time sharing (`timeshare`, off by default): within a class, round robin instead of
+ * vtime, as the time-sharing scheduler paper 001's PFS was built on: a woken task and a
+ * task whose slice ended go to the back of the class's queue, and a waking never
+ * preempts. (Under vtime, a sleeper's credit often lets a burst run past its slice
+ * anyway, so PFS has less to delay.) Between classes, the class vtime still rules.
+ *
  * PFS (paper 001). A process's main thread whose program has a flow sequence (the
  * `bursts` map: predicted CPU time T_p of each burst since exec) keeps the paper's
  * current information: C_s (when it started running this stretch), T_e (CPU time left
@@ -67,6 +73,8 @@ const volatile u32 pfs_x_pct = 10;
 const volatile u32 pfs_y_pct = 10;
 /* SWAP: how long a provider keeps its requester's turn at most (T). */
 const volatile u64 lend_ns = 10000000;
+/* Round robin within a class instead of vtime. */
+const volatile bool timeshare;
 /* The number of CPU ids (scanned for wake-up preemption). */
 const volatile u32 nr_cpus = 1;
 /* For user space: how many counters `stats` has. */
@@ -117,8 +125,10 @@ struct {
 	__type(value, struct process_plan);
 } processes SEC(".maps");
 
+/* LRU: the bursts of programs not run for a while give way to new ones; a missing
+ * burst only means no PFS for that burst. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 262144);
 	__type(key, struct burst_key);
 	__type(value, u64);
@@ -400,12 +410,16 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	count(STAT_ENQUEUE);
-	dsq_insert_vtime(p, c, slice, vtime, enq_flags);
+	if (timeshare)
+		/* The back of the queue; a provider in its requester's turn, the front. */
+		dsq_insert(p, c, slice, enq_flags | (vtime < t->vtime ? SCX_ENQ_HEAD : 0));
+	else
+		dsq_insert_vtime(p, c, slice, vtime, enq_flags);
 
 	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (idle >= 0)
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
-	else if (enq_flags & SCX_ENQ_WAKEUP)
+	else if ((enq_flags & SCX_ENQ_WAKEUP) && !timeshare)
 		preempt_for(p, c, vtime);
 }
 
@@ -554,7 +568,11 @@ void BPF_STRUCT_OPS(schedlab_tick, struct task_struct *p)
 	if (p->scx.slice)
 		return;
 	t = ctx_of(p);
-	if (!t || !t->has_burst || !t->c_s)
+	if (!t)
+		return;
+	/* A flow handed over while the task ran (its first burst, from the exec). */
+	refresh(p, t);
+	if (!t->has_burst || !t->c_s)
 		return;
 	/* PFS phase 2: the slice is used up. */
 	now = bpf_ktime_get_ns();

@@ -197,6 +197,10 @@ pub struct BoostReaction {
 pub struct DaemonOutcome {
     /// `boost_reaction_us` of its stats, if it had them.
     pub boost_reaction_us: Option<BoostReaction>,
+    /// The counters of schedlab's sched_ext scheduler, where it enforced (`lends_used`:
+    /// how often a provider ran in its requester's turn).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sched_ext: Option<schedlab_ext::stats::Stats>,
     /// Why there are no stats, if the query failed.
     pub stats_error: Option<String>,
     /// It did not exit within [`DAEMON_STOP_LIMIT`] of SIGINT and was killed.
@@ -302,8 +306,11 @@ pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result
                 )?;
                 let samples = run_cell(cfg, kind, scenario, &cpus, dir.path(), deadline, &mut tick)?;
                 let mut outcome = DaemonOutcome::default();
-                match daemon.stats() {
-                    Ok(b) => outcome.boost_reaction_us = b,
+                match daemon.stats_line() {
+                    Ok(line) => match parse_boost(&line) {
+                        Ok(b) => (outcome.boost_reaction_us, outcome.sched_ext) = (b, parse_sched_ext(&line)),
+                        Err(e) => outcome.stats_error = Some(e.to_string()),
+                    },
                     Err(e) => outcome.stats_error = Some(e.to_string()),
                 }
                 (outcome.killed, outcome.exit) = daemon.stop()?;
@@ -799,11 +806,6 @@ impl Daemon {
         }
     }
 
-    /// Asks for `{"cmd":"stats"}` and keeps `boost_reaction_us`.
-    fn stats(&mut self) -> Result<Option<BoostReaction>> {
-        parse_boost(&self.stats_line()?)
-    }
-
     /// The daemon's answer to `{"cmd":"stats"}`: one JSON line.
     pub(crate) fn stats_line(&mut self) -> Result<String> {
         let mut s = UnixStream::connect(&self.socket)
@@ -848,6 +850,12 @@ fn parse_boost(line: &str) -> Result<Option<BoostReaction>> {
     parse_stats(line).map(|(b, _)| b)
 }
 
+/// The sched_ext scheduler's counters in a stats answer, if it enforced.
+fn parse_sched_ext(line: &str) -> Option<schedlab_ext::stats::Stats> {
+    let v: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+    serde_json::from_value(v.get("sched_ext")?.clone()).ok()
+}
+
 /// `boost_reaction_us` (if present) and `lost_events` of a stats answer.
 pub(crate) fn parse_stats(line: &str) -> Result<(Option<BoostReaction>, u64)> {
     let v: serde_json::Value = serde_json::from_str(line.trim())
@@ -883,5 +891,13 @@ mod tests {
         assert_eq!(b, Some(BoostReaction { p50: 120.5, p99: 900.0, count: 42, over_1ms: 1 }));
         assert_eq!(parse_boost(r#"{"x":1}"#).unwrap(), None);
         assert!(parse_boost("nope").is_err());
+    }
+
+    #[test]
+    fn the_schedulers_counters_are_read_from_the_stats_line() {
+        let line = r#"{"x":1,"sched_ext":{"enqueues":5,"direct":0,"dispatches":4,"steals":0,"preemptions":0,"extensions":0,"adaptations":0,"near_provider":2,"lends":3,"lends_used":1,"queued":[0]}}"#;
+        let s = parse_sched_ext(line).unwrap();
+        assert_eq!((s.enqueues, s.lends, s.lends_used, s.queued), (5, 3, 1, vec![0]));
+        assert_eq!(parse_sched_ext(r#"{"sched_ext":null}"#), None);
     }
 }

@@ -11,9 +11,16 @@
 //! - `sort file2 file3 -o out` of 100,000 random integers each.
 //!
 //! Each program runs in two series of `runs` runs, pinned with one hog to the same
-//! CPU: without the daemon, then with `schedlab run` (slices only) running across the
-//! whole series, so run 1 teaches its PFS (a PFS is made when the program's first
-//! process exits) and runs 2.. use it. One store serves the whole benchmark.
+//! CPU: without the daemon, then with `schedlab run` (slices only, on the system calls)
+//! running across the whole series, so run 1 teaches its PFS (a PFS is made when the
+//! program's first process exits) and runs 2.. use it. One store serves the whole
+//! benchmark.
+//!
+//! Under schedlab's sched_ext scheduler ([`SlicesConfig::sched_ext`]: paper 001's
+//! Figure 6 live) both series run under the daemon on the scheduler, with its slice
+//! (`ext_slice_ms`): without slices (the scheduler's time sharing, the figure's
+//! reference), then with them (the scheduler follows each flow from the exec and keeps
+//! a task on at its slice's end when the burst ends within `T_m`).
 //!
 //! Every child leads its own process group, dies with the runner's thread and is killed
 //! and reaped when its guard drops; the daemon is stopped with SIGINT; the scratch
@@ -87,6 +94,14 @@ pub struct SlicesConfig {
     pub programs: Vec<Program>,
     /// The daemon's `T_m` (`slice_tm_ms`).
     pub tm_ms: u64,
+    /// Both series under schedlab's sched_ext scheduler (the daemon with slices off,
+    /// then on); else the kernel's own scheduler without the daemon, then the daemon on
+    /// the system calls.
+    pub sched_ext: bool,
+    /// The sched_ext scheduler's slice (`ext_slice_ms`); `None`: its default.
+    pub ext_slice_ms: Option<u64>,
+    /// The sched_ext scheduler runs round robin (`ext_timeshare`): paper 001's setting.
+    pub ext_timeshare: bool,
     /// The CPU the program and the hog share; `None`: CPU 1 if allowed, else the last
     /// allowed one.
     pub cpu: Option<usize>,
@@ -109,6 +124,9 @@ impl Default for SlicesConfig {
             runs: 5,
             programs: Program::ALL.to_vec(),
             tm_ms: 20,
+            sched_ext: false,
+            ext_slice_ms: None,
+            ext_timeshare: false,
             cpu: None,
             time_limit: Duration::from_secs(900),
             settle: Duration::from_millis(200),
@@ -158,6 +176,11 @@ pub struct DaemonCounts {
     pub programs_with_pfs: u64,
     /// Slices set during each run.
     pub slices_set_per_run: Vec<u64>,
+    /// Flows handed to the sched_ext scheduler over the series (`flows`).
+    pub flows: u64,
+    /// The sched_ext scheduler's slice extensions (its `extensions` counter) during
+    /// each run; empty on the system calls.
+    pub extensions_per_run: Vec<u64>,
     /// Why counters are missing, if a stats query failed.
     pub stats_error: Option<String>,
     /// It did not exit within the limit after SIGINT and was killed.
@@ -171,6 +194,10 @@ pub struct DaemonCounts {
 pub struct Series {
     /// Each run's processing time (spawn to exit), in ms.
     pub runs_ms: Vec<f64>,
+    /// The test program's involuntary switches in each run (`nonvoluntary_ctxt_switches`
+    /// as it finished): the switches a slice's end forced on it, which PFS delays away.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub involuntary_per_run: Vec<u64>,
     /// Mean and standard deviation of runs 2.. (all runs if there is only one), in ms.
     pub mean_ms: f64,
     pub stdev_ms: f64,
@@ -180,12 +207,12 @@ pub struct Series {
 }
 
 impl Series {
-    fn of(runs_ms: Vec<f64>, daemon: Option<DaemonCounts>) -> Series {
+    fn of(runs_ms: Vec<f64>, involuntary_per_run: Vec<u64>, daemon: Option<DaemonCounts>) -> Series {
         let counted = if runs_ms.len() > 1 { &runs_ms[1..] } else { &runs_ms[..] };
         let n = counted.len().max(1) as f64;
         let mean_ms = counted.iter().sum::<f64>() / n;
         let var = counted.iter().map(|x| (x - mean_ms).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-        Series { mean_ms, stdev_ms: var.sqrt(), runs_ms, daemon }
+        Series { mean_ms, stdev_ms: var.sqrt(), runs_ms, involuntary_per_run, daemon }
     }
 }
 
@@ -201,7 +228,7 @@ pub enum Zone {
     Beyond,
 }
 
-/// One program, without and with the daemon.
+/// One program, without and with the daemon (or its slices).
 #[derive(Clone, Debug, Serialize)]
 pub struct ProgramResult {
     /// Which.
@@ -229,7 +256,10 @@ pub struct ProgramResult {
 pub struct SlicesReport {
     /// The CPU the programs and the hog shared.
     pub cpu: usize,
-    /// The kernel's default slice (`None`: unreadable; 3 ms assumed).
+    /// What enforced: `sched-ext` or `syscalls`.
+    pub enforcer: &'static str,
+    /// The slice the bursts are measured against: the kernel's default slice (`None`:
+    /// unreadable; 3 ms assumed), or the sched_ext scheduler's.
     pub default_slice_ms: Option<f64>,
     /// The daemon's `T_m`.
     pub tm_ms: u64,
@@ -273,13 +303,38 @@ pub fn run_slices(cfg: &SlicesConfig, progress: &mut dyn FnMut(&Progress)) -> Re
         None if allowed.contains(&1) => 1,
         None => *allowed.last().ok_or_else(|| BenchError::Failed("no CPU is allowed".into()))?,
     };
-    let slice_ns = crate::settings::default_slice_ns();
+    let slice_ns = match cfg.sched_ext {
+        true => Some(
+            cfg.ext_slice_ms.map_or(schedlab_ext::plan::Tunables::default().slice_ns, |ms| ms * 1_000_000),
+        ),
+        false => crate::settings::default_slice_ns(),
+    };
     let assumed_slice = slice_ns.unwrap_or(3_000_000);
     let work_ns = if cfg.work_ns.is_empty() { default_work_ns(assumed_slice) } else { cfg.work_ns.clone() };
     let dir = TempDir::new()?;
     let (targets, skipped) = targets(cfg, &work_ns, dir.path())?;
-    let config =
-        format!("[daemon]\nmodel = false\nboost = false\nslices = true\nslice_tm_ms = {}\n", cfg.tm_ms);
+    let enforcer = if cfg.sched_ext { "sched-ext" } else { "syscalls" };
+    let mut ext = cfg.ext_slice_ms.map_or(String::new(), |ms| format!("ext_slice_ms = {ms}\n"));
+    if cfg.ext_timeshare {
+        ext.push_str("ext_timeshare = true\n");
+    }
+    let config = |slices: bool| {
+        format!(
+            "[daemon]\nmodel = false\nboost = false\nslices = {slices}\nslice_tm_ms = {}\n{ext}",
+            cfg.tm_ms
+        )
+    };
+    // One series with the daemon running across it, slices on or off.
+    let with_daemon = |slices: bool, t: &Target, at: &mut Progress, progress: &mut dyn FnMut(&Progress)| {
+        let mut daemon = Daemon::start(&cfg.exe, &config(slices), Some(enforcer), dir.path(), deadline)?;
+        let series = series(cfg, t, cpu, Some(&mut daemon), deadline, at, progress);
+        let stopped = daemon.stop();
+        let mut series = series?;
+        if let Some(d) = series.daemon.as_mut() {
+            (d.killed, d.exit) = stopped?;
+        }
+        Ok::<Series, BenchError>(series)
+    };
     let total_series = targets.len() * 2;
     let mut programs = Vec::new();
     for (i, t) in targets.iter().enumerate() {
@@ -291,16 +346,13 @@ pub fn run_slices(cfg: &SlicesConfig, progress: &mut dyn FnMut(&Progress)) -> Re
             done: 0,
             runs: cfg.runs,
         };
-        let without = series(cfg, t, cpu, None, deadline, &mut at, progress)?;
+        let without = match cfg.sched_ext {
+            true => with_daemon(false, t, &mut at, progress)?,
+            false => series(cfg, t, cpu, None, deadline, &mut at, progress)?,
+        };
         at.series += 1;
         at.daemon = true;
-        let mut daemon = Daemon::start(&cfg.exe, &config, None, dir.path(), deadline)?;
-        let with_daemon = series(cfg, t, cpu, Some(&mut daemon), deadline, &mut at, progress);
-        let stopped = daemon.stop();
-        let mut with_daemon = with_daemon?;
-        if let Some(d) = with_daemon.daemon.as_mut() {
-            (d.killed, d.exit) = stopped?;
-        }
+        let with_daemon = with_daemon(true, t, &mut at, progress)?;
         let zone = t.work_ns.map(|w| {
             if w <= assumed_slice {
                 Zone::WithinSlice
@@ -323,6 +375,7 @@ pub fn run_slices(cfg: &SlicesConfig, progress: &mut dyn FnMut(&Progress)) -> Re
     }
     Ok(SlicesReport {
         cpu,
+        enforcer,
         default_slice_ms: slice_ns.map(|n| n as f64 / 1e6),
         tm_ms: cfg.tm_ms,
         loops: cfg.loops,
@@ -424,7 +477,7 @@ fn series(
     at: &mut Progress,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Series> {
-    let what = format!("{} ({})", t.label, if daemon.is_some() { "daemon" } else { "without" });
+    let what = format!("{} ({})", t.label, if at.daemon { "daemon" } else { "without" });
     at.done = 0;
     progress(at);
     let mut spec = WorkerSpec::new(Role::Hog);
@@ -433,17 +486,28 @@ fn series(
     hog.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), &what)?;
     std::thread::sleep(cfg.settle);
     let mut counts = daemon.as_ref().map(|_| DaemonCounts::default());
-    let mut set_before = 0;
-    let mut runs_ms = Vec::new();
+    let mut before = Counts::default();
+    if let Some(d) = daemon.as_deref_mut() {
+        // The scheduler's counters run from its load, before this series' first run.
+        before = d.stats_line().and_then(|l| parse_counts(&l)).unwrap_or_default();
+    }
+    let (mut runs_ms, mut involuntary) = (Vec::new(), Vec::new());
     for run in 0..cfg.runs {
         let what = format!("{what}, run {}", run + 1);
-        runs_ms.push(measure(t, cpu, deadline, &what)?);
+        let (ms, switches) = measure(t, cpu, deadline, &what)?;
+        runs_ms.push(ms);
+        involuntary.extend(switches);
         std::thread::sleep(cfg.settle);
         if let (Some(d), Some(c)) = (daemon.as_deref_mut(), counts.as_mut()) {
             match d.stats_line().and_then(|l| parse_counts(&l)) {
-                Ok((set, reset, pfs)) => {
-                    c.slices_set_per_run.push(set - set_before.min(set));
-                    (set_before, c.slices_set, c.slices_reset, c.programs_with_pfs) = (set, set, reset, pfs);
+                Ok(now) => {
+                    c.slices_set_per_run.push(now.slices_set.saturating_sub(before.slices_set));
+                    if let (Some(n), Some(b)) = (now.extensions, before.extensions) {
+                        c.extensions_per_run.push(n.saturating_sub(b));
+                    }
+                    (c.slices_set, c.slices_reset, c.programs_with_pfs, c.flows) =
+                        (now.slices_set, now.slices_reset, now.programs_with_pfs, now.flows);
+                    before = now;
                 }
                 Err(e) => c.stats_error = Some(e.to_string()),
             }
@@ -452,11 +516,12 @@ fn series(
         progress(at);
     }
     drop(hog);
-    Ok(Series::of(runs_ms, counts))
+    Ok(Series::of(runs_ms, involuntary, counts))
 }
 
-/// One run of `t` pinned to `cpu`: its processing time (spawn to exit) in ms.
-fn measure(t: &Target, cpu: usize, deadline: Instant, what: &str) -> Result<f64> {
+/// One run of `t` pinned to `cpu`: its processing time (spawn to exit) in ms, and the
+/// test program's involuntary switches.
+fn measure(t: &Target, cpu: usize, deadline: Instant, what: &str) -> Result<(f64, Option<u64>)> {
     let mut cmd = Command::new(&t.exe);
     cmd.args(&t.args).stdin(Stdio::null()).stderr(Stdio::inherit());
     match &t.stdout {
@@ -470,16 +535,29 @@ fn measure(t: &Target, cpu: usize, deadline: Instant, what: &str) -> Result<f64>
     let name = if t.program == Program::Test { Role::PfsTest.comm() } else { t.program.name() };
     let start = Instant::now();
     let mut child = Worker::start(&mut cmd, name)?;
+    let mut involuntary = None;
     if t.program == Program::Test {
         child.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), what)?;
         child.expect_line("done", deadline, what)?;
+        involuntary = crate::process::status_number(child.pid() as u32, "nonvoluntary_ctxt_switches");
     }
     child.wait(deadline, what)?;
-    Ok(start.elapsed().as_secs_f64() * 1e3)
+    Ok((start.elapsed().as_secs_f64() * 1e3, involuntary))
 }
 
-/// `slices_set`, `slices_reset` and `programs_with_pfs` of a stats answer.
-fn parse_counts(line: &str) -> Result<(u64, u64, u64)> {
+/// The counters of a stats answer the benchmark reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Counts {
+    slices_set: u64,
+    slices_reset: u64,
+    programs_with_pfs: u64,
+    flows: u64,
+    /// The sched_ext scheduler's, while it enforces.
+    extensions: Option<u64>,
+}
+
+/// The counters of a stats answer.
+fn parse_counts(line: &str) -> Result<Counts> {
     let v: serde_json::Value = serde_json::from_str(line.trim())
         .map_err(|e| BenchError::Failed(format!("the daemon's stats are not JSON ({e}): {}", line.trim())))?;
     let num = |k: &str| {
@@ -487,7 +565,13 @@ fn parse_counts(line: &str) -> Result<(u64, u64, u64)> {
             .and_then(serde_json::Value::as_u64)
             .ok_or_else(|| BenchError::Failed(format!("the daemon's stats have no '{k}': {}", line.trim())))
     };
-    Ok((num("slices_set")?, num("slices_reset")?, num("programs_with_pfs")?))
+    Ok(Counts {
+        slices_set: num("slices_set")?,
+        slices_reset: num("slices_reset")?,
+        programs_with_pfs: num("programs_with_pfs")?,
+        flows: v.get("flows").and_then(serde_json::Value::as_u64).unwrap_or(0),
+        extensions: v.pointer("/sched_ext/extensions").and_then(serde_json::Value::as_u64),
+    })
 }
 
 #[cfg(test)]
@@ -504,11 +588,15 @@ mod tests {
 
     #[test]
     fn series_statistics_leave_the_learning_run_out() {
-        let s = Series::of(vec![100.0, 10.0, 12.0, 14.0], None);
+        let s = Series::of(vec![100.0, 10.0, 12.0, 14.0], Vec::new(), None);
         assert_eq!((s.mean_ms, s.stdev_ms), (12.0, 2.0));
-        assert_eq!(Series::of(vec![5.0], None).mean_ms, 5.0);
+        assert_eq!(Series::of(vec![5.0], Vec::new(), None).mean_ms, 5.0);
         let line = r#"{"slices_set":4,"slices_reset":1,"programs_with_pfs":2,"x":[]}"#;
-        assert_eq!(parse_counts(line).unwrap(), (4, 1, 2));
+        let counts = Counts { slices_set: 4, slices_reset: 1, programs_with_pfs: 2, ..Counts::default() };
+        assert_eq!(parse_counts(line).unwrap(), counts);
+        let line = r#"{"slices_set":0,"slices_reset":0,"programs_with_pfs":1,"flows":3,"sched_ext":{"extensions":9}}"#;
+        let counts = Counts { programs_with_pfs: 1, flows: 3, extensions: Some(9), ..Counts::default() };
+        assert_eq!(parse_counts(line).unwrap(), counts);
         assert!(parse_counts("{}").is_err());
     }
 }

@@ -206,8 +206,8 @@ impl Enforcer for Live<'_> {
             return outcome;
         }
         match decision {
-            // Only a sched_ext scheduler acts on a dependency itself.
-            Decision::Provider { .. } => Outcome::Skipped,
+            // Only a sched_ext scheduler acts on a dependency or a flow itself.
+            Decision::Provider { .. } | Decision::Flow { .. } => Outcome::Skipped,
             Decision::Watch { tid, on } => outcome(self.observer.set_watched(*tid, *on)),
             Decision::Profile { on } => {
                 let sched_events = if *on { SchedEvents::All } else { self.sched_events };

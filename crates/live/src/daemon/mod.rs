@@ -301,6 +301,8 @@ impl<'s> Daemon<'s> {
             model,
         };
         let tunables = schedlab_ext::plan::Tunables {
+            slice_ns: d.ext_slice_ms * 1_000_000,
+            timeshare: d.ext_timeshare,
             pfs_t_m_ns: d.slice_tm_ms * 1_000_000,
             pfs_x_pct: d.slice_x,
             pfs_y_pct: d.slice_y,

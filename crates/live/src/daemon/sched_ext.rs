@@ -14,27 +14,36 @@
 //!   `Raise` that follows needs nothing more (it is made: the scheduler carries it), nor
 //!   does its end. A provider entry stays while SWAP keeps naming it; the map is an LRU,
 //!   so stale entries of exited threads give way to new ones.
+//! - **Flows** (paper 001): a `Flow` decision (a process exec'd a program with a PFS)
+//!   writes the program's predicted bursts to the scheduler's map, under an id of the
+//!   program's, and names that id in the process's plan; the scheduler follows the flow
+//!   at each slice's end and adapts it by x/y itself. The bursts are written again at a
+//!   later exec only when one of them has moved by more than 10 % in user space's
+//!   learning since (an exec-heavy program would otherwise cost hundreds of map writes
+//!   per exec). The EEVDF slices of the system calls' PFS (`Set` of `Slice`) mean
+//!   nothing to the scheduler and are skipped.
 //! - **cpuset cgroups**: not needed (a class has its queue); skipped.
 
 use std::collections::HashMap;
 
-use schedlab_ext::plan::{ClassPlan, MAX_CLASSES};
+use schedlab_ext::plan::{ClassPlan, MAX_CLASSES, MAX_FLOW_BURSTS};
 use schedlab_ext::scheduler::{ExtError, Scheduler};
 use schedlab_ext::stats::{Exit, Stats as ExtStats};
 
 use super::core::{Change, Decision, Outcome};
 
-/// The scheduler, and the classes made of the plan's CPU sets.
+/// The scheduler, the classes made of the plan's CPU sets, and the flows handed to it.
 #[derive(Debug)]
 pub struct SchedExt {
     scheduler: Scheduler,
     classes: Classes,
+    flows: Flows,
 }
 
 impl SchedExt {
     /// Drives `scheduler` (loaded).
     pub fn new(scheduler: Scheduler) -> SchedExt {
-        SchedExt { scheduler, classes: Classes::default() }
+        SchedExt { scheduler, classes: Classes::default(), flows: Flows::default() }
     }
 
     /// Carries out `decision` if it is the scheduler's to carry out; `None` leaves it to
@@ -42,9 +51,9 @@ impl SchedExt {
     pub fn enforce(&mut self, decision: &Decision) -> Option<Outcome> {
         let result = match decision {
             Decision::Set { process, change: Change::Cpus(cpus) } => self.join(process.pid.0, cpus),
-            Decision::Set { change: Change::Cgroup(_), .. } | Decision::MakeGroup { .. } => {
-                return Some(Outcome::Skipped)
-            }
+            Decision::Set { change: Change::Cgroup(_) | Change::Slice(_), .. }
+            | Decision::MakeGroup { .. } => return Some(Outcome::Skipped),
+            Decision::Flow { process, program, bursts } => self.follow(process.0, program, bursts),
             Decision::Provider { requester, provider, confidence } => {
                 self.scheduler.set_provider(requester.0, provider.0, *confidence)
             }
@@ -73,15 +82,30 @@ impl SchedExt {
         for (id, plan) in &changed {
             self.scheduler.set_class(*id, plan)?;
         }
-        self.scheduler.set_process(tgid, class, 0)?;
+        self.scheduler.set_process(tgid, class, self.flows.program_of(tgid))?;
         self.scheduler.publish();
         Ok(())
     }
 
-    /// Takes process `tgid` out of its class.
+    /// Process `tgid` follows `program`'s flow, `bursts`.
+    fn follow(&mut self, tgid: u32, program: &str, bursts: &[u64]) -> Result<(), ExtError> {
+        let (id, write) = self.flows.follow(tgid, program, bursts);
+        if write {
+            self.scheduler.set_bursts(id, &bursts[..bursts.len().min(MAX_FLOW_BURSTS)])?;
+        }
+        self.scheduler.set_process(tgid, self.classes.class_of(tgid), id)?;
+        self.scheduler.publish();
+        Ok(())
+    }
+
+    /// Takes process `tgid` out of its class and its flow.
     fn leave(&mut self, tgid: u32) -> Result<(), ExtError> {
-        let Some(changed) = self.classes.leave(tgid) else { return Ok(()) };
-        for (id, plan) in &changed {
+        let followed = self.flows.leave(tgid);
+        let changed = self.classes.leave(tgid);
+        if !followed && changed.is_none() {
+            return Ok(());
+        }
+        for (id, plan) in changed.iter().flatten() {
             self.scheduler.set_class(*id, plan)?;
         }
         self.scheduler.forget_process(tgid)?;
@@ -132,6 +156,11 @@ impl Classes {
         self.ids.get(&Self::sorted(cpus)).is_some_and(|c| self.members.get(&tgid) == Some(c))
     }
 
+    /// The class of process `tgid` (0: the default class).
+    fn class_of(&self, tgid: u32) -> u32 {
+        self.members.get(&tgid).copied().unwrap_or(0)
+    }
+
     /// Puts process `tgid` in the class of CPU set `cpus` (a new class for a new set,
     /// the default class once the scheduler's queues are used up): its class id, and
     /// the plans of the classes that changed.
@@ -171,6 +200,58 @@ impl Classes {
     }
 }
 
+/// The most programs whose flows are kept track of; past it, the programs no process
+/// follows are forgotten (their bursts fade from the scheduler's LRU map).
+const MAX_FLOWS: usize = 4096;
+
+/// The flows handed to the scheduler: an id per program (never reused, so that a
+/// forgotten program's bursts are not taken for another's), the bursts last written for
+/// it, and the program each process follows. Bookkeeping only.
+#[derive(Debug, Default)]
+struct Flows {
+    programs: HashMap<String, (u32, Vec<u64>)>,
+    last_id: u32,
+    followers: HashMap<u32, u32>,
+}
+
+impl Flows {
+    /// Process `tgid` follows `program`'s flow, `bursts`: the program's id, and whether
+    /// its bursts are to be written (new, or one moved by more than 10 % since written).
+    fn follow(&mut self, tgid: u32, program: &str, bursts: &[u64]) -> (u32, bool) {
+        if !self.programs.contains_key(program) && self.programs.len() >= MAX_FLOWS {
+            let followed: std::collections::HashSet<u32> = self.followers.values().copied().collect();
+            self.programs.retain(|_, (id, _)| followed.contains(id));
+        }
+        let (id, write) = match self.programs.get_mut(program) {
+            Some((id, written)) => {
+                let moved = written.len() != bursts.len()
+                    || written.iter().zip(bursts).any(|(&w, &b)| w.abs_diff(b) * 10 > w);
+                if moved {
+                    *written = bursts.to_vec();
+                }
+                (*id, moved)
+            }
+            None => {
+                self.last_id = self.last_id.checked_add(1).unwrap_or(1);
+                self.programs.insert(program.to_string(), (self.last_id, bursts.to_vec()));
+                (self.last_id, true)
+            }
+        };
+        self.followers.insert(tgid, id);
+        (id, write)
+    }
+
+    /// The id of the program process `tgid` follows (0: none).
+    fn program_of(&self, tgid: u32) -> u32 {
+        self.followers.get(&tgid).copied().unwrap_or(0)
+    }
+
+    /// Process `tgid` follows no flow any more; whether it followed one.
+    fn leave(&mut self, tgid: u32) -> bool {
+        self.followers.remove(&tgid).is_some()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +283,33 @@ mod tests {
         let (class, changed) = classes.join(1000, &[1000]);
         assert_eq!((class, changed.len()), (0, 0));
         assert!(!classes.holds(1000, &[1000]) && classes.members[&1000] == 0);
+    }
+
+    #[test]
+    fn a_programs_bursts_are_written_when_new_or_moved() {
+        let mut flows = Flows::default();
+        assert_eq!(flows.follow(10, "/bin/a", &[100, 200]), (1, true));
+        assert_eq!(flows.follow(11, "/bin/a", &[105, 190]), (1, false), "within 10 %: as written");
+        assert_eq!(flows.follow(12, "/bin/a", &[100, 250]), (1, true), "200 → 250 moved");
+        assert_eq!(flows.follow(13, "/bin/a", &[100, 250, 30]), (1, true), "one more burst");
+        assert_eq!(flows.follow(14, "/bin/b", &[7]), (2, true));
+        assert_eq!((flows.program_of(11), flows.program_of(14), flows.program_of(99)), (1, 2, 0));
+        assert!(flows.leave(11) && !flows.leave(11));
+        assert_eq!(flows.program_of(11), 0);
+    }
+
+    #[test]
+    fn past_max_flows_unfollowed_programs_are_forgotten_and_ids_never_reused() {
+        let mut flows = Flows::default();
+        for i in 0..MAX_FLOWS as u32 {
+            flows.follow(i, &format!("/bin/p{i}"), &[1]);
+            if i > 0 {
+                flows.leave(i);
+            }
+        }
+        let (id, write) = flows.follow(5000, "/bin/new", &[1]);
+        assert_eq!((id, write), (MAX_FLOWS as u32 + 1, true));
+        assert_eq!(flows.programs.len(), 2, "the one still followed, and the new one");
+        assert_eq!(flows.follow(0, "/bin/p0", &[1]), (1, false));
     }
 }

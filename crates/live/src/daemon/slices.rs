@@ -24,6 +24,11 @@ use schedlab_model::{Event, EventSink, Ns, Pid};
 use super::stats::SliceRow;
 use crate::settings::{MAX_SLICE_NS, MIN_SLICE_NS};
 
+/// The most bursts of a flow handed to a scheduler at an exec: a flow is followed from
+/// the exec on, and a process past its 256th burst is a long-lived one whose early
+/// flow predicts little (past the last, the scheduler's default slice holds).
+pub const FLOW_BURSTS: usize = 256;
+
 /// PFS for the live machine, and the slices it asked for.
 #[derive(Debug)]
 pub struct Slices {
@@ -90,6 +95,13 @@ impl Slices {
             );
         }
         Some(wanted)
+    }
+
+    /// The predicted bursts of `program`'s flow from an exec, the first [`FLOW_BURSTS`]:
+    /// what a scheduler that follows the flow itself needs.
+    pub fn flow_of(&self, program: &str) -> Option<Vec<u64>> {
+        let bursts: Vec<u64> = self.pfs.store.get(program)?.bursts().take(FLOW_BURSTS).collect();
+        (!bursts.is_empty()).then_some(bursts)
     }
 
     /// Forgets process `tgid` (exited, or released).

@@ -190,6 +190,10 @@ pub struct Stats {
     /// Burst-aware slices set (and reset to the default).
     pub slices_set: u64,
     pub slices_reset: u64,
+    /// Flows (PFS) handed to the sched_ext scheduler at an exec, which follows them at
+    /// each slice's end itself (its `extend` counter says how often it kept a task on).
+    #[serde(default)]
+    pub flows: u64,
     /// Programs with a PFS.
     pub programs_with_pfs: usize,
     /// Raises the expiry clock ended because the loop had not in time

@@ -24,6 +24,11 @@ pub enum Decision {
     /// an enforcer that acts on the dependency itself (a sched_ext scheduler runs the
     /// provider in its requester's turn) rather than on the provider's rank.
     Provider { requester: Pid, provider: Pid, confidence: u32 },
+    /// PFS (paper 001): process `process` (a tgid) has just exec'd `program`, whose flow
+    /// sequence predicts `bursts` (CPU time of each burst from the exec, in ns): for an
+    /// enforcer that follows the flow itself at each slice's end (a sched_ext scheduler).
+    /// The system calls act at each block instead ([`Change::Slice`]).
+    Flow { process: Pid, program: String, bursts: Vec<Ns> },
     /// Raise `id` holds until `until` now (its requester blocked again).
     Renew { id: RaiseId, until: Ns },
     /// Raise `id` of `process` ends: what it changed is undone, and nothing else (a

@@ -318,6 +318,7 @@ impl Enforcer for FakeMachine {
             },
             Decision::Adopt { .. }
             | Decision::Provider { .. }
+            | Decision::Flow { .. }
             | Decision::Renew { .. }
             | Decision::Forget { .. }
             | Decision::Watch { .. }

@@ -273,10 +273,15 @@ impl Core {
                 s.event(e);
             }
             match &e.kind {
-                EventKind::Exec { tgid, pid, .. } => {
+                EventKind::Exec { tgid, pid, comm, path } => {
                     self.tgids.insert(pid.0, tgid.0);
                     self.arrivals.push(Arrival { pid: tgid.0, parent: None, seen: m.now() });
                     self.watch_if_high(tgid.0, m);
+                    if self.slices.is_some() {
+                        // PFS knows a program by its path, else its comm.
+                        let program = if path.is_empty() { comm } else { path };
+                        self.flow_at_exec(*tgid, program, m);
+                    }
                 }
                 EventKind::Fork { parent, child, thread } => {
                     let parent_tgid = self.tgid(parent.0, m);

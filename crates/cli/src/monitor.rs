@@ -228,6 +228,16 @@ pub fn explain(opts: &ExplainOpts) -> Result<()> {
         let ms: Vec<String> = e.pfs_bursts_ns.iter().map(|b| format!("{:.2}", *b as f64 / 1e6)).collect();
         writeln!(out, "  PFS:    bursts (ms) {}", ms.join(" "))?;
     }
+    if let Some(x) = &e.sched_ext {
+        write!(out, "  sched_ext: class {} ({} queued)", x.class, x.queued)?;
+        match x.flow {
+            0 => writeln!(out, ", no flow")?,
+            id => {
+                let ms: Vec<String> = x.bursts_ns.iter().map(|b| format!("{:.2}", *b as f64 / 1e6)).collect();
+                writeln!(out, ", flow {id}: bursts (ms) {} as adapted in the scheduler", ms.join(" "))?
+            }
+        }
+    }
     if !e.dependencies.is_empty() {
         writeln!(out, "  dependencies:")?;
         for d in &e.dependencies {

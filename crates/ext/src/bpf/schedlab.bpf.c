@@ -42,7 +42,9 @@
  * (the bound T) passes: it is queued at the requester's vtime rather than its own, and
  * its CPU time advances that turn as the requester's own would (at the requester's
  * weight: SWAP's proxy execution charges the requester), so it runs as soon as the
- * requester stops, for the requester's share, with no round trip through user space. The lend starts
+ * requester stops, for the requester's share, with no round trip through user space.
+ * Along a chain (a provider that is itself a requester wakes its own provider while it
+ * holds a turn) the turn is passed on, for no longer than it is held. The lend starts
  * at the waking (ops.select_cpu runs in the waker's context), which is where a
  * request-reply exchange hands over: the requester writes, then blocks on the reply.
  * Communication-aware placement: a requester woken by its provider goes to the
@@ -268,16 +270,26 @@ static __always_inline void lend_turn(struct task_struct *waker, struct task_str
 	u32 requester = BPF_CORE_READ(waker, pid);
 	struct provider *prov = bpf_map_lookup_elem(&providers, &requester);
 	struct task_ctx *wt;
+	u64 now;
 
 	if (!prov || prov->tid != BPF_CORE_READ(p, pid))
 		return;
 	wt = ctx_of(waker);
 	if (!wt)
 		return;
+	now = bpf_ktime_get_ns();
 	pt->lender = requester;
-	pt->lent_weight = waker->scx.weight ? waker->scx.weight : 100;
-	pt->lent_vtime = wt->vtime;
-	pt->lent_until = bpf_ktime_get_ns() + lend_ns;
+	if (wt->lent_until > now && wt->lent_vtime < wt->vtime) {
+		/* A chain: the requester runs in its own requester's turn; it passes that
+		 * turn on, for no longer than it holds it. */
+		pt->lent_weight = wt->lent_weight;
+		pt->lent_vtime = wt->lent_vtime;
+		pt->lent_until = wt->lent_until < now + lend_ns ? wt->lent_until : now + lend_ns;
+	} else {
+		pt->lent_weight = waker->scx.weight ? waker->scx.weight : 100;
+		pt->lent_vtime = wt->vtime;
+		pt->lent_until = now + lend_ns;
+	}
 	count(STAT_LEND);
 }
 

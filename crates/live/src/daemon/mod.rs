@@ -462,7 +462,9 @@ impl<'s> Daemon<'s> {
     /// Everything decided about process `pid` (or the process of thread `pid`); a
     /// process not yet taken in says so.
     pub fn explain(&self, pid: u32) -> Option<Explanation> {
-        self.core.explain(pid, &self.live)
+        let mut e = self.core.explain(pid, &self.live)?;
+        e.sched_ext = self.live.sched_ext.as_ref().map(|x| x.explain(pid));
+        Some(e)
     }
 
     /// Answers a control request.

@@ -31,6 +31,7 @@ use schedlab_ext::scheduler::{ExtError, Scheduler};
 use schedlab_ext::stats::{Exit, Stats as ExtStats};
 
 use super::core::{Change, Decision, Outcome};
+use super::stats::ExtProcess;
 
 /// The scheduler, the classes made of the plan's CPU sets, and the flows handed to it.
 #[derive(Debug)]
@@ -69,6 +70,19 @@ impl SchedExt {
             Ok(()) => Outcome::Made,
             Err(e) => Outcome::Failed(e.to_string()),
         })
+    }
+
+    /// How the scheduler holds process `tgid`: its class and that class's queue, its
+    /// flow and the flow's first bursts as adapted in the scheduler.
+    pub fn explain(&self, tgid: u32) -> ExtProcess {
+        let class = self.classes.class_of(tgid);
+        let flow = self.flows.program_of(tgid);
+        let queued = self.stats().and_then(|s| s.queued.get(class as usize).copied()).unwrap_or(0);
+        let bursts_ns = match flow {
+            0 => Vec::new(),
+            id => self.scheduler.bursts(id, 20).unwrap_or_default(),
+        };
+        ExtProcess { class, queued, flow, bursts_ns }
     }
 
     /// Whether process `tgid` is in the class of CPU set `cpus`.

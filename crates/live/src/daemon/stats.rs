@@ -230,6 +230,22 @@ pub struct Explanation {
     pub pfs_bursts_ns: Vec<u64>,
     /// Its recent decisions, oldest first.
     pub decisions: Vec<String>,
+    /// How schedlab's sched_ext scheduler holds it, where that scheduler enforces.
+    #[serde(default)]
+    pub sched_ext: Option<ExtProcess>,
+}
+
+/// A process as schedlab's sched_ext scheduler holds it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExtProcess {
+    /// Its class in the scheduler (0: the default class), and how many tasks that
+    /// class's queue held when a CPU last looked.
+    pub class: u32,
+    pub queued: u32,
+    /// The id of the flow (PFS) it follows (0: none), and that flow's first predicted
+    /// bursts as the scheduler holds them now (adapted there by x/y), in ns.
+    pub flow: u32,
+    pub bursts_ns: Vec<u64>,
 }
 
 /// A dependency edge seen by the daemon.

@@ -114,6 +114,7 @@ impl Core {
             dependencies,
             pfs_bursts_ns: self.slices.as_ref().map(|s| s.bursts_of(&program)).unwrap_or_default(),
             decisions: p.decisions.iter().cloned().collect(),
+            sched_ext: None,
         })
     }
 

@@ -277,6 +277,9 @@ fn write_text(out: &mut impl Write, r: &schedlab_live::bench::suite::SuiteReport
             over as f64 / count as f64 * 100.0
         )?;
     }
+    if !d.enforcers.is_empty() {
+        writeln!(out, "the daemon's enforcer: {}", d.enforcers.join("; "))?;
+    }
     if d.lost_events > 0 {
         writeln!(out, "the daemon's observer lost {} event(s)", d.lost_events)?;
     }

@@ -306,11 +306,8 @@ pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result
                 )?;
                 let samples = run_cell(cfg, kind, scenario, &cpus, dir.path(), deadline, &mut tick)?;
                 let mut outcome = DaemonOutcome::default();
-                match daemon.stats_line() {
-                    Ok(line) => match parse_boost(&line) {
-                        Ok(b) => (outcome.boost_reaction_us, outcome.sched_ext) = (b, parse_sched_ext(&line)),
-                        Err(e) => outcome.stats_error = Some(e.to_string()),
-                    },
+                match daemon.stats_line().and_then(|l| parse_stats(&l)) {
+                    Ok(s) => (outcome.boost_reaction_us, outcome.sched_ext) = (s.boost, s.sched_ext),
                     Err(e) => outcome.stats_error = Some(e.to_string()),
                 }
                 (outcome.killed, outcome.exit) = daemon.stop()?;
@@ -845,31 +842,38 @@ impl Drop for Daemon {
     }
 }
 
-/// `boost_reaction_us` of a stats answer, if present.
-fn parse_boost(line: &str) -> Result<Option<BoostReaction>> {
-    parse_stats(line).map(|(b, _)| b)
+/// What the benchmarks read of the daemon's answer to `{"cmd":"stats"}`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct StatsAnswer {
+    /// `boost_reaction_us`, if present.
+    pub boost: Option<BoostReaction>,
+    /// `lost_events` (0 if absent).
+    pub lost_events: u64,
+    /// `enforcer` (empty if absent).
+    pub enforcer: String,
+    /// `sched_ext`: the scheduler's counters, while it enforces.
+    pub sched_ext: Option<schedlab_ext::stats::Stats>,
 }
 
-/// The sched_ext scheduler's counters in a stats answer, if it enforced.
-fn parse_sched_ext(line: &str) -> Option<schedlab_ext::stats::Stats> {
-    let v: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
-    serde_json::from_value(v.get("sched_ext")?.clone()).ok()
-}
-
-/// `boost_reaction_us` (if present) and `lost_events` of a stats answer.
-pub(crate) fn parse_stats(line: &str) -> Result<(Option<BoostReaction>, u64)> {
+/// Reads a stats answer; fails only if it is not JSON.
+pub(crate) fn parse_stats(line: &str) -> Result<StatsAnswer> {
     let v: serde_json::Value = serde_json::from_str(line.trim())
         .map_err(|e| BenchError::Failed(format!("the daemon's stats are not JSON ({e}): {}", line.trim())))?;
-    let lost = v.get("lost_events").and_then(serde_json::Value::as_u64).unwrap_or(0);
-    let Some(b) = v.get("boost_reaction_us").filter(|b| b.is_object()) else { return Ok((None, lost)) };
-    let num = |k: &str| b.get(k).and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN);
-    let reaction = BoostReaction {
-        p50: num("p50"),
-        p99: num("p99"),
-        count: b.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0),
-        over_1ms: b.get("over_1ms").and_then(serde_json::Value::as_u64).unwrap_or(0),
-    };
-    Ok((Some(reaction), lost))
+    let boost = v.get("boost_reaction_us").filter(|b| b.is_object()).map(|b| {
+        let num = |k: &str| b.get(k).and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN);
+        BoostReaction {
+            p50: num("p50"),
+            p99: num("p99"),
+            count: b.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0),
+            over_1ms: b.get("over_1ms").and_then(serde_json::Value::as_u64).unwrap_or(0),
+        }
+    });
+    Ok(StatsAnswer {
+        boost,
+        lost_events: v.get("lost_events").and_then(serde_json::Value::as_u64).unwrap_or(0),
+        enforcer: v.get("enforcer").and_then(serde_json::Value::as_str).unwrap_or_default().to_string(),
+        sched_ext: v.get("sched_ext").and_then(|x| serde_json::from_value(x.clone()).ok()),
+    })
 }
 
 #[cfg(test)]
@@ -887,17 +891,20 @@ mod tests {
     #[test]
     fn boost_reaction_is_read_from_the_stats_line() {
         let line = r#"{"x":1,"boost_reaction_us":{"p50":120.5,"p99":900,"count":42,"over_1ms":1}}"#;
-        let b = parse_boost(line).unwrap();
+        let b = parse_stats(line).unwrap().boost;
         assert_eq!(b, Some(BoostReaction { p50: 120.5, p99: 900.0, count: 42, over_1ms: 1 }));
-        assert_eq!(parse_boost(r#"{"x":1}"#).unwrap(), None);
-        assert!(parse_boost("nope").is_err());
+        assert_eq!(parse_stats(r#"{"x":1}"#).unwrap().boost, None);
+        assert!(parse_stats("nope").is_err());
     }
 
     #[test]
     fn the_schedulers_counters_are_read_from_the_stats_line() {
         let line = r#"{"x":1,"sched_ext":{"enqueues":5,"direct":0,"dispatches":4,"steals":0,"preemptions":0,"extensions":0,"adaptations":0,"near_provider":2,"lends":3,"lends_used":1,"queued":[0]}}"#;
-        let s = parse_sched_ext(line).unwrap();
+        let s = parse_stats(line).unwrap().sched_ext.unwrap();
         assert_eq!((s.enqueues, s.lends, s.lends_used, s.queued), (5, 3, 1, vec![0]));
-        assert_eq!(parse_sched_ext(r#"{"sched_ext":null}"#), None);
+        assert_eq!(parse_stats(r#"{"sched_ext":null}"#).unwrap().sched_ext, None);
+        let line = r#"{"enforcer":"schedlab's sched_ext scheduler","lost_events":3}"#;
+        let s = parse_stats(line).unwrap();
+        assert_eq!((s.enforcer.as_str(), s.lost_events), ("schedlab's sched_ext scheduler", 3));
     }
 }

@@ -254,7 +254,7 @@ impl Tracer {
             Tracer::None => Ok(None),
             Tracer::Observer(o) => o.stop().map(Some),
             Tracer::Daemon(mut d) => {
-                let lost = d.stats_line().and_then(|l| deps::parse_stats(&l)).map(|(_, lost)| lost);
+                let lost = d.stats_line().and_then(|l| deps::parse_stats(&l)).map(|s| s.lost_events);
                 notes.extend(d.stop_and_restore(&cfg.exe)?);
                 lost.map(Some)
             }

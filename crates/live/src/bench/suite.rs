@@ -1108,24 +1108,15 @@ impl DaemonRun {
         cost.cpu_s += self.cpu_s() - self.cpu_at_start;
         cost.wall_s += self.started.elapsed().as_secs_f64();
         cost.peak_rss_kib = cost.peak_rss_kib.max(self.peak_rss_kib());
-        let line = self.daemon.stats_line();
-        match line
-            .as_deref()
-            .map_err(|e| e.to_string())
-            .and_then(|l| deps::parse_stats(l).map_err(|e| e.to_string()))
-        {
-            Ok((boost, lost)) => {
-                cost.boost_reaction_us.extend(boost);
-                cost.lost_events += lost;
+        match self.daemon.stats_line().and_then(|l| deps::parse_stats(&l)) {
+            Ok(s) => {
+                cost.boost_reaction_us.extend(s.boost);
+                cost.lost_events += s.lost_events;
+                if !s.enforcer.is_empty() && !cost.enforcers.contains(&s.enforcer) {
+                    cost.enforcers.push(s.enforcer);
+                }
             }
             Err(e) => notes.push(format!("the daemon's stats could not be read: {e}")),
-        }
-        let enforcer = line.ok().and_then(|l| {
-            let v: serde_json::Value = serde_json::from_str(l.trim()).ok()?;
-            v.get("enforcer")?.as_str().map(str::to_string)
-        });
-        if let Some(e) = enforcer.filter(|e| !e.is_empty() && !cost.enforcers.contains(e)) {
-            cost.enforcers.push(e);
         }
         notes.extend(self.daemon.stop_and_restore(&r.cfg.exe)?);
         Ok(())

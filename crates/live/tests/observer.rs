@@ -268,13 +268,19 @@ fn watch(obs: &mut Observer, child: &mut Reaped, secs: u64, sink: &mut dyn Event
 /// The numbers on the first line of the child's output that starts with `prefix`.
 fn numbers_after(child: &mut Reaped, prefix: &str) -> Vec<u32> {
     let mut out = BufReader::new(child.0.stdout.take().unwrap());
+    let numbers = read_numbers(&mut out, prefix);
+    // Keep the rest of the output flowing (the pipe must not fill up).
+    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    numbers
+}
+
+/// The numbers on the next line of `out` that starts with `prefix`.
+fn read_numbers(out: &mut impl BufRead, prefix: &str) -> Vec<u32> {
     loop {
         let mut line = String::new();
         let n = out.read_line(&mut line).unwrap();
         assert!(n > 0, "the child ended before printing {prefix:?}");
         if let Some(rest) = line.strip_prefix(prefix) {
-            // Keep the rest of the output flowing (the pipe must not fill up).
-            std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
             return rest.split_whitespace().map(|s| s.parse().unwrap()).collect();
         }
     }
@@ -458,7 +464,8 @@ const BURST: Duration = Duration::from_millis(30);
 const BURSTS: usize = 5;
 
 /// Run as a child (`SCHEDLAB_TEST_HELPER=bursts`): after a 100 ms sleep, 5 × [30 ms of
-/// CPU time, sleep 50 ms].
+/// CPU time, sleep 50 ms]; at the end it prints each spin's wall-clock span (µs), the
+/// most its run burst can be.
 #[test]
 fn helper_bursts() {
     if !is_helper("bursts") {
@@ -472,13 +479,17 @@ fn helper_bursts() {
     };
     say(&format!("tid {}", gettid()));
     std::thread::sleep(Duration::from_millis(100));
+    let mut walls = Vec::new();
     for _ in 0..BURSTS {
+        let wall = Instant::now();
         let start = cpu_time();
         while cpu_time() - start < BURST {
             std::hint::spin_loop();
         }
+        walls.push(wall.elapsed().as_micros().to_string());
         std::thread::sleep(Duration::from_millis(50));
     }
+    say(&format!("walls {}", walls.join(" ")));
 }
 
 #[test]
@@ -488,9 +499,11 @@ fn run_bursts_of_a_child_are_measured_from_its_switches() {
 
     let mut obs = start();
     let mut child = helper("bursts");
-    let tid = Pid(numbers_after(&mut child, "tid ")[0]);
+    let mut out = BufReader::new(child.0.stdout.take().unwrap());
+    let tid = Pid(read_numbers(&mut out, "tid ")[0]);
     let mut events = Collect::default();
     assert!(watch(&mut obs, &mut child, 5, &mut events), "the burst child finished in time");
+    let walls: Vec<f64> = read_numbers(&mut out, "walls ").iter().map(|&us| us as f64 / 1e3).collect();
 
     // Its log as PFS keeps it: run from a switch to it, ready when preempted or woken,
     // wait when it blocks; run↔ready merge into one burst.
@@ -526,16 +539,22 @@ fn run_bursts_of_a_child_are_measured_from_its_switches() {
     let all: Vec<f64> = pfs.bursts().map(|b| b as f64 / 1e6).collect();
     // Start-up and exit make short bursts of their own; the spins are the long ones.
     let long: Vec<f64> = all.iter().copied().filter(|&ms| ms > 10.0).collect();
-    println!("run bursts (ms): {all:.3?}");
+    println!("run bursts (ms): {all:.3?}, the spins' wall spans (ms): {walls:.3?}");
     let tick = 4.0;
     let want = BURST.as_secs_f64() * 1e3;
     assert_eq!(long.len(), BURSTS, "{BURSTS} spin bursts in {all:.3?}");
-    // No run time is invented; one burst in a few runs has come out short by one
-    // preemption (a switch to the child missing from the stream, cause not found yet:
-    // no record was lost to a full buffer), so one burst may miss the window.
-    assert!(long.iter().all(|&ms| ms <= want + tick), "bursts of at most {want} + {tick} ms: {long:.3?}");
-    let within = long.iter().filter(|&&ms| (ms - want).abs() <= tick).count();
-    assert!(within >= BURSTS - 1, "bursts of {want} ± {tick} ms: {long:.3?}");
+    // No run time is invented: a burst is at most the spin's wall-clock span (plus the
+    // sleep's return and entry around it). The CPU's own time is not the bound: on a
+    // shared host, steal and interrupt time pass on the CPU but not in the thread's
+    // CPU clock (a CI run saw a 38.6 ms burst for 30 ms of CPU time).
+    let slack = 1.0;
+    let invented: Vec<_> = long.iter().zip(&walls).filter(|&(&run, &wall)| run > wall + slack).collect();
+    assert!(invented.is_empty(), "bursts longer than their spin's wall span + {slack} ms: {invented:.3?}");
+    // One burst in a few runs has come out short by one preemption (a switch to the
+    // child missing from the stream, cause not found yet: no record was lost to a full
+    // buffer), so one burst may miss the window.
+    let within = long.iter().filter(|&&ms| ms >= want - tick).count();
+    assert!(within >= BURSTS - 1, "bursts of at least {want} - {tick} ms: {long:.3?}");
     assert_eq!(obs.lost_events().unwrap(), 0);
 }
 

@@ -6,7 +6,7 @@
 #   build-essential, pkg-config    the C toolchain some crates build with
 #   clang, libelf-dev, zlib1g-dev  building the live world's BPF programs (crates/live)
 #   clang-19                       building the sched_ext scheduler (crates/ext; clang 14 is too old)
-#   qemu-system-x86, busybox-static, cpio, zstd
+#   qemu-system-x86, busybox-static, cpio, zstd, xz-utils
 #                                  the VM with a sched_ext kernel the scheduler's tests run in
 #                                  (scripts/vm.sh fetches the kernel, scripts/vm-run.sh boots it)
 #   bpftool                        regenerating crates/ext/src/bpf/vmlinux.h (scripts/gen-vmlinux-h.sh)
@@ -17,7 +17,7 @@
 set -euo pipefail
 
 DEB_PACKAGES="build-essential pkg-config clang clang-19 libelf-dev zlib1g-dev rt-tests rt-app bpftrace systemd
-    qemu-system-x86 busybox-static cpio zstd bpftool"
+    qemu-system-x86 busybox-static cpio zstd xz-utils bpftool"
 # The oldest Rust that builds the workspace (rust-version in Cargo.toml).
 RUST_MIN="1.89"
 

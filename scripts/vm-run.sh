@@ -3,7 +3,8 @@
 #   scripts/vm-run.sh [--file PATH]... -- COMMAND...
 # boots the kernel scripts/vm.sh caches under qemu (TCG: no KVM here; 2 vCPUs, 1 GiB),
 # with a busybox initramfs holding the release `schedlab` (on PATH, with the libraries
-# it links) and each PATH at /files/<basename> (a program with the libraries it links);
+# it links), the modules scripts/vm.sh cached (loaded at boot) and each PATH at
+# /files/<basename> (a program with the libraries it links);
 # runs COMMAND with the VM's shell (any shell text may follow `--`), prints its output,
 # and exits with its status. The
 # kernel's config is at /boot/config-$(uname -r), where libbpf looks for it. A boot
@@ -48,6 +49,8 @@ copy_libraries() {
 }
 copy_libraries "$bin"
 cp "$cache/config" "$root/boot/config-$version"
+mkdir -p "$root/lib/modules"
+cp "$cache"/modules/*.ko "$root/lib/modules/"
 for f in "${files[@]}"; do
     cp -r "$f" "$root/files/$(basename "$f")"
     [ -f "$f" ] && copy_libraries "$f"
@@ -64,6 +67,7 @@ mount -t tmpfs run /run
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+for m in /lib/modules/*.ko; do insmod "$m"; done
 cd /files
 # A line of its own: the console may put escape sequences before the first.
 echo

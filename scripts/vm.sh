@@ -6,13 +6,18 @@
 # directory: the system's apt configuration and state are left untouched.
 #
 # Prints the cache directory, which holds `vmlinuz` and `config` (what libbpf reads as
-# /boot/config-$(uname -r) inside the VM), and `version`. Idempotent: a cached kernel of
-# the pinned version is not fetched again.
+# /boot/config-$(uname -r) inside the VM), `version`, and `modules/`: the kernel modules
+# the VM loads at boot, uncompressed (only `unix_diag.ko`: the daemon asks sock_diag for
+# the peer of a UNIX socket, and Debian builds that as a module, which a distribution
+# loads on demand but an initramfs without modules cannot). Idempotent: a cached kernel
+# of the pinned version is not fetched again.
 #
 # Facts it relies on (checked 2026-11-24): the image package
 # `linux-image-VERSION-amd64` is a wrapper whose kernel is in `linux-binary-VERSION-amd64`
 # (usr/lib/modules/VERSION-amd64/vmlinuz) and whose config is in
-# `linux-base-VERSION-amd64` (usr/lib/modules/VERSION-amd64/config); bookworm's
+# `linux-base-VERSION-amd64` (usr/lib/modules/VERSION-amd64/config), and whose modules
+# are in `linux-modules-VERSION-amd64` (107 MB; its .deb is deleted once the module is
+# taken out, xz-compressed as CONFIG_MODULE_COMPRESS_XZ says); bookworm's
 # debian-archive-keyring verifies trixie. apt fetches as root into a directory its
 # `_apt` user cannot enter, and says so: harmless (no sandbox for a download).
 set -euo pipefail
@@ -39,15 +44,24 @@ flavour=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null \
     | grep -oE 'linux-image-[0-9][^ ]*-amd64' | head -n 1)
 [ -n "$flavour" ] || { echo "vm.sh: no linux-image-amd64 in trixie-backports at $mirror" >&2; exit 1; }
 version=${flavour#linux-image-}
-if [ "$(cat "$cache/version" 2>/dev/null)" = "$version" ] && [ -s "$cache/vmlinuz" ] && [ -s "$cache/config" ]; then
+modules=(net/unix/unix_diag.ko)
+if [ "$(cat "$cache/version" 2>/dev/null)" = "$version" ] && [ -s "$cache/vmlinuz" ] && [ -s "$cache/config" ] \
+    && [ -s "$cache/modules/unix_diag.ko" ]; then
     echo "$cache"
     exit 0
 fi
-(cd "$apt_dir/archives" && apt-get -q "${apt_opts[@]}" download "linux-binary-$version" "linux-base-$version" >&2)
-rm -rf "$cache/kernel" && mkdir -p "$cache/kernel"
+(cd "$apt_dir/archives" && apt-get -q "${apt_opts[@]}" download \
+    "linux-binary-$version" "linux-base-$version" "linux-modules-$version" >&2)
+rm -rf "$cache/kernel" "$cache/modules" && mkdir -p "$cache/kernel" "$cache/modules"
 for deb in "$apt_dir/archives"/linux-binary-"$version"_*.deb "$apt_dir/archives"/linux-base-"$version"_*.deb; do
     dpkg-deb -x "$deb" "$cache/kernel"
 done
+unpacked=$(mktemp -d)
+dpkg-deb -x "$apt_dir/archives"/linux-modules-"$version"_*.deb "$unpacked"
+for m in "${modules[@]}"; do
+    xz -dc "$unpacked/usr/lib/modules/$version/kernel/$m.xz" > "$cache/modules/$(basename "$m")"
+done
+rm -rf "$unpacked" "$apt_dir/archives"/linux-modules-"$version"_*.deb
 cp "$cache/kernel/usr/lib/modules/$version/vmlinuz" "$cache/vmlinuz"
 cp "$cache/kernel/usr/lib/modules/$version/config" "$cache/config"
 grep -q '^CONFIG_SCHED_CLASS_EXT=y' "$cache/config" \

@@ -178,16 +178,18 @@ fn describe(now: &Stats, last: &Stats) -> String {
     let d = |a: u64, b: u64| a.saturating_sub(b);
     let queued: u32 = now.queued.iter().sum();
     format!(
-        "enqueued {} direct {} dispatched {} stolen {} preempted {} | PFS extended {} adapted {} | SWAP lent {} used {} near {} | queued {}",
+        "enqueued {} direct {} dispatched {} stolen {} preempted {} kept {} | PFS extended {} adapted {} | SWAP lent {} used {} handoffs {} near {} | queued {}",
         d(now.enqueues, last.enqueues),
         d(now.direct, last.direct),
         d(now.dispatches, last.dispatches),
         d(now.steals, last.steals),
         d(now.preemptions, last.preemptions),
+        d(now.kept, last.kept),
         d(now.extensions, last.extensions),
         d(now.adaptations, last.adaptations),
         d(now.lends, last.lends),
         d(now.lends_used, last.lends_used),
+        d(now.handoffs, last.handoffs),
         d(now.near_provider, last.near_provider),
         queued,
     )

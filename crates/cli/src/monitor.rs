@@ -112,15 +112,17 @@ pub fn write_stats(out: &mut impl Write, s: &Stats, top: usize) -> io::Result<()
     if let Some(x) = &s.sched_ext {
         writeln!(
             out,
-            "  sched_ext: {} dispatched ({} stolen, {} direct), {} preempted; PFS {} extended; \
-             SWAP {} lent ({} queued in the turn, {} near the provider); {} queued now",
+            "  sched_ext: {} dispatched ({} stolen, {} direct), {} preempted, {} kept; PFS {} extended; \
+             SWAP {} lent ({} queued in the turn, {} handed the CPU, {} near the provider); {} queued now",
             x.dispatches,
             x.steals,
             x.direct,
             x.preemptions,
+            x.kept,
             x.extensions,
             x.lends,
             x.lends_used,
+            x.handoffs,
             x.near_provider,
             x.queued.iter().sum::<u32>()
         )?;

@@ -122,10 +122,30 @@ fn the_daemon_falls_back_to_the_system_calls_when_the_kernel_ends_the_scheduler(
 #[test]
 fn a_requesters_provider_runs_in_its_turn() {
     assert_eq!(fact("swap-rc"), "0", "bench deps: {}", fact("swap-log"));
-    let lends: u64 = fact("swap-lends").parse().expect("a count of lends");
-    let used: u64 = fact("swap-lends-used").parse().expect("a count of lends used");
-    assert!(lends > 0, "the client never woke its named server with a turn to lend");
-    assert!(used > 0, "the server was never queued in its client's turn ({lends} lends)");
+    let report: serde_json::Value = serde_json::from_str(&fact("swap-json")).expect("the report is JSON");
+    let kinds = report["kinds"].as_array().expect("kinds");
+    assert_eq!(kinds.len(), 1, "{report}");
+    for kind in kinds {
+        let name = &kind["kind"];
+        let cell = |scenario: &str| {
+            kind["cells"]
+                .as_array()
+                .and_then(|c| c.iter().find(|c| c["scenario"] == scenario))
+                .unwrap_or_else(|| panic!("{name}: no {scenario} cell in {kind}"))
+        };
+        let counters = &cell("daemon")["daemon"]["sched_ext"];
+        let count = |key: &str| counters[key].as_u64().unwrap_or_else(|| panic!("{name}: no {key}: {kind}"));
+        assert!(count("lends") > 0, "{name}: the server was never given its client's turn: {counters}");
+        assert!(count("handoffs") > 0, "{name}: the client never handed its CPU to the server: {counters}");
+        let median = |scenario: &str| cell(scenario)["stats"]["median_ms"].as_f64().expect("a median");
+        let (loaded, daemon) = (median("loaded"), median("daemon"));
+        // Measured: 0.44 with the debug build this test runs (its daemon costs more
+        // CPU beside the 60 ms sort), 0.22 with the release build and a 1500-integer sort.
+        assert!(
+            daemon < 0.7 * loaded,
+            "{name}: the round trip took {daemon:.1} ms with the daemon, {loaded:.1} ms without"
+        );
+    }
 }
 
 /// One burst length of the PFS run: (involuntary switches, extensions) per run, without
@@ -158,7 +178,13 @@ fn pfs_delays_the_switch_exactly_where_the_burst_ends_within_t_m() {
     let forced = |v: &[u64]| v[1..].iter().sum::<u64>();
     assert!(forced(&with) < forced(&without), "switches forced: {without:?} without, {with:?} with");
     assert!(ratio < 1.0, "125 ms bursts took {ratio:.3} × as long with PFS");
-    // 150 ms: 50 ms past the slice, beyond T_m: the switch happens as without.
-    let (_, _, extended, _) = pfs(150.0);
-    assert!(extended.iter().all(|&e| e == 0), "a 150 ms burst was extended: {extended:?}");
+    // 150 ms: 50 ms past the slice, beyond T_m: the switch happens as without. (The
+    // extension counter is the scheduler's, over every task: another program the
+    // daemon follows may be extended meanwhile, so the program's own forced switches
+    // tell.)
+    let (without, with, _, _) = pfs(150.0);
+    assert!(
+        forced(&with) * 4 >= forced(&without) * 3,
+        "150 ms bursts were switched less: {without:?} without, {with:?} with"
+    );
 }

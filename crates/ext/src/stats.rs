@@ -23,6 +23,14 @@ pub struct Stats {
     pub lends: u64,
     /// ... and queued in it.
     pub lends_used: u64,
+    /// Slices renewed at dispatch: the task whose slice ended still came first (by
+    /// vtime, or a provider in its requester's turn), so it kept its CPU.
+    #[serde(default)]
+    pub kept: u64,
+    /// SWAP: providers moved to the CPU their requester just blocked on, to run in its
+    /// turn at once.
+    #[serde(default)]
+    pub handoffs: u64,
     /// Tasks waiting in each class's queue, by class id, as last seen at a dispatch.
     pub queued: Vec<u32>,
 }
@@ -42,6 +50,8 @@ impl Stats {
             near_provider: at(7),
             lends: at(8),
             lends_used: at(9),
+            kept: at(10),
+            handoffs: at(11),
             queued,
         }
     }

@@ -469,6 +469,16 @@ impl Observer {
         self.sync_sched_programs()
     }
 
+    /// Whether a watched thread's block or waking wakes the reader at once (the default:
+    /// a boost from user space must follow at once) or waits for the next batch (where
+    /// the kernel carries the boosts out, the reader need not preempt the threads it
+    /// watches).
+    pub fn set_wake_on_watched(&mut self, wake: bool) {
+        let bss = self.skel.maps.bss_data.as_deref_mut().expect("the BPF object has .bss");
+        // SAFETY: as in set_sched_events.
+        unsafe { std::ptr::write_volatile(&mut bss.batch_watched, u8::from(!wake)) };
+    }
+
     /// Whether the switch and waking programs are attached: always with
     /// [`SchedEvents::All`], with [`SchedEvents::Watched`] only while some thread is
     /// marked (with none, each would only return at once, and running it is the cost).

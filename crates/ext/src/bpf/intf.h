@@ -60,6 +60,8 @@ enum schedlab_stat {
 	STAT_NEAR_PROVIDER,  /* requesters woken on their provider's CPU */
 	STAT_LEND,           /* SWAP: providers given their requester's turn */
 	STAT_LEND_USED,      /* ... and queued in it */
+	STAT_KEEP,           /* slices renewed at dispatch: the task still came first */
+	STAT_HANDOFF,        /* SWAP: providers run on the CPU their requester blocked on */
 	STAT_COUNT,
 };
 

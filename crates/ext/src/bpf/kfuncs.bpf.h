@@ -14,6 +14,7 @@
  *   scx_bpf_dispatch        -> scx_bpf_dsq_insert
  *   scx_bpf_dispatch_vtime  -> scx_bpf_dsq_insert_vtime
  *   scx_bpf_consume         -> scx_bpf_dsq_move_to_local
+ *   scx_bpf_dispatch_from_dsq -> scx_bpf_dsq_move
  * and the slice: a task's slice is written through p->scx.slice up to 7.0, through
  * scx_bpf_task_set_slice() where the kernel has it.
  */
@@ -27,6 +28,9 @@ s32 scx_bpf_dsq_nr_queued(u64 dsq_id) __ksym;
 void scx_bpf_kick_cpu(s32 cpu, u64 flags) __ksym;
 s32 scx_bpf_pick_idle_cpu(const struct cpumask *cpus_allowed, u64 flags) __ksym;
 s32 scx_bpf_task_cpu(const struct task_struct *p) __ksym;
+int bpf_iter_scx_dsq_new(struct bpf_iter_scx_dsq *it, u64 dsq_id, u64 flags) __ksym;
+struct task_struct *bpf_iter_scx_dsq_next(struct bpf_iter_scx_dsq *it) __ksym;
+void bpf_iter_scx_dsq_destroy(struct bpf_iter_scx_dsq *it) __ksym;
 void scx_bpf_error_bstr(char *fmt, unsigned long long *data, u32 data__sz) __ksym;
 
 /* sched_ext, 6.13 on. */
@@ -35,12 +39,16 @@ void scx_bpf_dsq_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slice, u64 
 			      u64 enq_flags) __ksym __weak;
 bool scx_bpf_dsq_move_to_local(u64 dsq_id) __ksym __weak;
 bool scx_bpf_task_set_slice(struct task_struct *p, u64 slice) __ksym __weak;
+bool scx_bpf_dsq_move(struct bpf_iter_scx_dsq *it__iter, struct task_struct *p, u64 dsq_id,
+		      u64 enq_flags) __ksym __weak;
 
 /* sched_ext, 6.12 to 6.14. */
 void scx_bpf_dispatch(struct task_struct *p, u64 dsq_id, u64 slice, u64 enq_flags) __ksym __weak;
 void scx_bpf_dispatch_vtime(struct task_struct *p, u64 dsq_id, u64 slice, u64 vtime,
 			    u64 enq_flags) __ksym __weak;
 bool scx_bpf_consume(u64 dsq_id) __ksym __weak;
+bool scx_bpf_dispatch_from_dsq(struct bpf_iter_scx_dsq *it__iter, struct task_struct *p, u64 dsq_id,
+			       u64 enq_flags) __ksym __weak;
 
 /* BPF's task and cpumask kfuncs (6.3 on). */
 struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
@@ -76,6 +84,19 @@ static __always_inline bool dsq_move_to_local(u64 dsq_id)
 	if (bpf_ksym_exists(scx_bpf_dsq_move_to_local))
 		return scx_bpf_dsq_move_to_local(dsq_id);
 	return scx_bpf_consume(dsq_id);
+}
+
+/* The iterator of the innermost bpf_for_each() around the use (libbpf names it ___it). */
+#define DSQ_ITER (&___it)
+
+/* Moves `p`, met by the DSQ iteration `it` in progress, to dispatch queue `dsq_id`
+ * (ops.dispatch only). */
+static __always_inline bool dsq_move(struct bpf_iter_scx_dsq *it, struct task_struct *p, u64 dsq_id,
+				     u64 enq_flags)
+{
+	if (bpf_ksym_exists(scx_bpf_dsq_move))
+		return scx_bpf_dsq_move(it, p, dsq_id, enq_flags);
+	return scx_bpf_dispatch_from_dsq(it, p, dsq_id, enq_flags);
 }
 
 /* Gives the running or queued task `p` a slice of `slice` ns from now. */

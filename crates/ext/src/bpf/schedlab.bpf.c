@@ -15,6 +15,12 @@
  * raised to the class's clock minus one slice when it wakes; a class idle for a while
  * likewise. So nothing starves.
  *
+ * Slice ends. A task whose slice ended keeps its CPU for another slice when it still
+ * comes first (its vtime, or its class's, charged with the stretch it just ran, below
+ * that of every task queued that the CPU may run): the kernel asks for the next task
+ * before it queues the one whose slice ended, so without this the first of the queue
+ * would run even when it is behind.
+ *
  * Wake-up preemption. A waking task whose vtime is more than `wakeup_gran_ns` ahead of
  * a running task of its class (or whose class is that far ahead of the running task's
  * class) preempts the one furthest behind, as EEVDF preempts at wake-up.
@@ -46,7 +52,13 @@
  * Along a chain (a provider that is itself a requester wakes its own provider while it
  * holds a turn) the turn is passed on, for no longer than it is held. The lend starts
  * at the waking (ops.select_cpu runs in the waker's context), which is where a
- * request-reply exchange hands over: the requester writes, then blocks on the reply.
+ * request-reply exchange hands over: the requester writes, then blocks on the reply;
+ * and again whenever the requester blocks while its provider is runnable (a requester
+ * woken for nothing, as a UNIX socket's reader is when its peer reads and frees write
+ * space, ends the lend and must give it again; a provider that was still running when
+ * the request came was never woken). A requester that blocks hands its CPU to its
+ * provider at once when the provider waits in a queue (hand_off): the turn it leaves
+ * is the one lent.
  * Communication-aware placement: a requester woken by its provider goes to the
  * provider's CPU when nothing is queued there.
  */
@@ -199,6 +211,13 @@ static __always_inline struct task_ctx *ctx_of(struct task_struct *p)
 	return bpf_task_storage_get(&tasks, p, 0, 0);
 }
 
+/* Whether `t` runs in a requester's turn at `now`: a lend holds and that turn is ahead
+ * of its own vtime. It is then queued at that turn, and its CPU time is charged to it. */
+static __always_inline bool in_lent_turn(const struct task_ctx *t, u64 now)
+{
+	return t->lent_until > now && t->lent_vtime < t->vtime;
+}
+
 static __always_inline u32 class_index(u32 c)
 {
 	return c < MAX_CLASSES ? c : 0;
@@ -216,6 +235,21 @@ static __always_inline bool cpu_in(const struct class_plan *plan, s32 cpu)
 static __always_inline u64 max_u64(u64 a, u64 b)
 {
 	return a > b ? a : b;
+}
+
+/* Whether class `c` takes `cpu` first: it has no CPU set, or `cpu` is in it. */
+static __always_inline bool class_has_cpu(u32 c, s32 cpu)
+{
+	u32 key = c;
+	struct class_plan *plan = bpf_map_lookup_elem(&classes, &key);
+
+	return !plan || !plan->in_use || cpu_in(plan, cpu);
+}
+
+/* A task's weight (p->scx.weight: 100 at nice 0). */
+static __always_inline u64 task_weight(const struct task_struct *p)
+{
+	return p->scx.weight ? p->scx.weight : 100;
 }
 
 /* PFS: T_e of the task's current burst, from its program's flow sequence. */
@@ -278,36 +312,55 @@ static __always_inline void lend_turn(struct task_struct *waker, struct task_str
 	if (!wt)
 		return;
 	now = bpf_ktime_get_ns();
+	if (pt->lender != requester || pt->lent_until <= now)
+		count(STAT_LEND);
 	pt->lender = requester;
-	if (wt->lent_until > now && wt->lent_vtime < wt->vtime) {
+	if (in_lent_turn(wt, now)) {
 		/* A chain: the requester runs in its own requester's turn; it passes that
 		 * turn on, for no longer than it holds it. */
 		pt->lent_weight = wt->lent_weight;
 		pt->lent_vtime = wt->lent_vtime;
 		pt->lent_until = wt->lent_until < now + lend_ns ? wt->lent_until : now + lend_ns;
 	} else {
-		pt->lent_weight = waker->scx.weight ? waker->scx.weight : 100;
+		pt->lent_weight = task_weight(waker);
 		pt->lent_vtime = wt->vtime;
 		pt->lent_until = now + lend_ns;
 	}
-	count(STAT_LEND);
+}
+
+/* The provider of requester `p`, if user space named one and it still exists
+ * (acquired: the caller releases it). */
+static __always_inline struct task_struct *provider_of(struct task_struct *p)
+{
+	u32 requester = BPF_CORE_READ(p, pid);
+	struct provider *prov = bpf_map_lookup_elem(&providers, &requester);
+
+	return prov ? bpf_task_from_pid(prov->tid) : NULL;
+}
+
+/* The requester `p` blocks: its provider, if runnable, takes its turn now. */
+static __always_inline void lend_at_block(struct task_struct *p)
+{
+	struct task_struct *provider = provider_of(p);
+	struct task_ctx *pt;
+
+	if (!provider)
+		return;
+	if ((provider->scx.flags & SCX_TASK_QUEUED) && (pt = ctx_of(provider)))
+		lend_turn(p, provider, pt);
+	bpf_task_release(provider);
 }
 
 /* The requester `p` wakes: its provider's lend ends. */
 static __always_inline void end_lend(struct task_struct *p)
 {
-	u32 requester = BPF_CORE_READ(p, pid);
-	struct provider *prov = bpf_map_lookup_elem(&providers, &requester);
-	struct task_struct *provider;
+	struct task_struct *provider = provider_of(p);
 	struct task_ctx *pt;
 
-	if (!prov)
-		return;
-	provider = bpf_task_from_pid(prov->tid);
 	if (!provider)
 		return;
 	pt = ctx_of(provider);
-	if (pt && pt->lender == requester)
+	if (pt && pt->lender == BPF_CORE_READ(p, pid))
 		pt->lent_until = 0;
 	bpf_task_release(provider);
 }
@@ -325,9 +378,7 @@ s32 BPF_STRUCT_OPS(schedlab_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 {
 	struct task_struct *waker = bpf_get_current_task_btf();
 	struct task_ctx *t = ctx_of(p);
-	struct class_plan *plan;
 	bool idle = false;
-	u32 c;
 	s32 cpu;
 
 	if (!t)
@@ -344,11 +395,9 @@ s32 BPF_STRUCT_OPS(schedlab_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 		}
 	}
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
-	c = t->class_id;
-	plan = bpf_map_lookup_elem(&classes, &c);
-	if (idle && (!plan || !plan->in_use || cpu_in(plan, cpu))) {
+	if (idle && class_has_cpu(class_index(t->class_id), cpu)) {
 		count(STAT_DIRECT);
-		dsq_insert(p, SCX_DSQ_LOCAL, slice_of(c), 0);
+		dsq_insert(p, SCX_DSQ_LOCAL, slice_of(t->class_id), 0);
 	}
 	return cpu;
 }
@@ -362,7 +411,7 @@ static __always_inline void preempt_for(struct task_struct *p, u32 c, u64 vtime)
 	u32 cpu;
 
 	bpf_for(cpu, 0, nr_cpus) {
-		struct running *r;
+	struct running *r;
 		u64 ahead, mine;
 
 		if (cpu >= MAX_CPUS)
@@ -416,7 +465,7 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 		class_vtime[c] = max_u64(class_vtime[c], floor);
 	}
 	vtime = t->vtime;
-	if (t->lent_until > now && t->lent_vtime < vtime) {
+	if (in_lent_turn(t, now)) {
 		vtime = t->lent_vtime;
 		count(STAT_LEND_USED);
 	}
@@ -435,6 +484,120 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 		preempt_for(p, c, vtime);
 }
 
+/* How many queued tasks keep_prev() looks at for one that may run on the CPU. */
+#define KEEP_SCAN 32
+
+/* The weight a class's CPU time is charged at. */
+static __always_inline u64 class_weight(u32 c)
+{
+	struct class_plan *plan = bpf_map_lookup_elem(&classes, &c);
+
+	return plan && plan->in_use && plan->weight ? plan->weight : 100;
+}
+
+/*
+ * Whether `prev`, whose slice ended on `cpu` while it can still run, comes before
+ * every task queued that `cpu` may run; then it keeps the CPU for another slice.
+ *
+ * The kernel asks for the next task (ops.dispatch) before it puts `prev` back on a
+ * queue (ops.enqueue), so without this `prev` would always give way, even to tasks
+ * with more vtime, and a provider in its requester's turn would wait for another
+ * CPU's slice to end at each of its own slices' ends. `prev` is compared as it would
+ * be queued: its vtime (or its lent turn) charged with the CPU time of this stretch,
+ * which ops.stopping has not charged yet; between classes, its class's vtime likewise.
+ * Under `timeshare` only a provider in its requester's turn keeps the CPU (it would
+ * go to the front of the queue). `best` is the class dispatch would take from
+ * (`best_vtime` its class vtime, `best_own` whether the CPU is one of its own), -1
+ * for none. Only the first KEEP_SCAN queued tasks are looked at; past them `prev`
+ * gives way, as it did before.
+ */
+static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu, s32 best, bool best_own,
+				      u64 best_vtime)
+{
+	struct task_ctx *t = ctx_of(prev);
+	struct task_struct *q;
+	struct running *r;
+	u64 now, used, mine;
+	bool own, lent;
+	u32 c, seen = 0;
+
+	if (best < 0 || !t || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return false;
+	c = class_index(t->class_id);
+	own = class_has_cpu(c, cpu);
+	if (best_own && !own)
+		return false;
+	now = bpf_ktime_get_ns();
+	used = now - t->started;
+	if (best != c && own == best_own && class_vtime[c] + used * 100 / class_weight(c) >= best_vtime)
+		return false;
+
+	lent = in_lent_turn(t, now);
+	mine = lent ? t->lent_vtime + used * 100 / t->lent_weight : t->vtime + used * 100 / task_weight(prev);
+	if (timeshare && !lent && scx_bpf_dsq_nr_queued(c) > 0)
+		return false;
+	bpf_for_each(scx_dsq, q, c, 0) {
+		if (++seen > KEEP_SCAN)
+			return false;
+		if (!bpf_cpumask_test_cpu(cpu, q->cpus_ptr))
+			continue;
+		if (!timeshare && q->scx.dsq_vtime < mine)
+			return false;
+		break;
+	}
+
+	task_set_slice(prev, slice_of(c));
+	/* A new stretch for PFS if ops.tick ended the last one. */
+	if (!t->c_s)
+		t->c_s = now;
+	r = bpf_map_lookup_elem(&cpu_running, &cpu);
+	if (r)
+		r->vtime = mine;
+	count(STAT_KEEP);
+	return true;
+}
+
+/*
+ * SWAP's hand-off: `prev` just blocked on `cpu` and lent its turn to its provider
+ * (lend_at_block), which waits in a class queue: the provider moves to this CPU and runs
+ * next, in the turn the requester leaves, as the requester would have gone on running.
+ * Only where the provider's class may run (its CPU set, if it has one), and only if the
+ * provider is among the first HANDOFF_SCAN tasks of its queue.
+ */
+#define HANDOFF_SCAN 64
+static __always_inline bool hand_off(struct task_struct *prev, s32 cpu)
+{
+	struct task_struct *provider, *q;
+	struct task_ctx *pt;
+	bool moved = false;
+	u32 c, tid, seen = 0;
+
+	provider = provider_of(prev);
+	if (!provider)
+		return false;
+	pt = ctx_of(provider);
+	tid = BPF_CORE_READ(provider, pid);
+	if (!pt || pt->lender != BPF_CORE_READ(prev, pid) || pt->lent_until <= bpf_ktime_get_ns() ||
+	    !bpf_cpumask_test_cpu(cpu, provider->cpus_ptr))
+		goto out;
+	c = class_index(pt->class_id);
+	if (!class_has_cpu(c, cpu))
+		goto out;
+	bpf_for_each(scx_dsq, q, c, 0) {
+		if (++seen > HANDOFF_SCAN)
+			break;
+		if (q->pid == tid) {
+			moved = dsq_move(DSQ_ITER, q, SCX_DSQ_LOCAL, 0);
+			break;
+		}
+	}
+	if (moved)
+		count(STAT_HANDOFF);
+out:
+	bpf_task_release(provider);
+	return moved;
+}
+
 void BPF_STRUCT_OPS(schedlab_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u64 best_vtime = ~0ULL;
@@ -442,14 +605,18 @@ void BPF_STRUCT_OPS(schedlab_dispatch, s32 cpu, struct task_struct *prev)
 	s32 best = -1;
 	u32 c;
 
+	if (prev && !(prev->scx.flags & SCX_TASK_QUEUED) && hand_off(prev, cpu))
+		return;
 	bpf_for(c, 0, nr_classes) {
 		struct class_plan *plan;
+		u32 key = c;
 		bool own;
 		s32 queued;
 
 		if (c >= MAX_CLASSES)
 			break;
-		plan = bpf_map_lookup_elem(&classes, &c);
+		/* The key is a copy: `c` stays in a register, with the bound just checked. */
+		plan = bpf_map_lookup_elem(&classes, &key);
 		if (c && (!plan || !plan->in_use))
 			continue;
 		queued = scx_bpf_dsq_nr_queued(c);
@@ -464,6 +631,8 @@ void BPF_STRUCT_OPS(schedlab_dispatch, s32 cpu, struct task_struct *prev)
 		}
 	}
 	if (best < 0)
+		return;
+	if (prev && keep_prev(prev, cpu, best, best_own, best_vtime))
 		return;
 	if (dsq_move_to_local(best)) {
 		count(best_own ? STAT_DISPATCH : STAT_STEAL);
@@ -500,7 +669,7 @@ void BPF_STRUCT_OPS(schedlab_running, struct task_struct *p)
 	class_clock[c] = max_u64(class_clock[c], t->vtime);
 	r = bpf_map_lookup_elem(&cpu_running, &cpu);
 	if (r) {
-		r->vtime = t->lent_until > t->started ? t->lent_vtime : t->vtime;
+		r->vtime = in_lent_turn(t, t->started) ? t->lent_vtime : t->vtime;
 		r->class_id = c;
 		r->busy = 1;
 	}
@@ -538,26 +707,24 @@ void BPF_STRUCT_OPS(schedlab_stopping, struct task_struct *p, bool runnable)
 	struct task_ctx *t = ctx_of(p);
 	u32 cpu = bpf_get_smp_processor_id();
 	u64 now = bpf_ktime_get_ns();
-	struct class_plan *plan;
 	struct running *r;
-	u64 used, weight;
+	u64 used;
 	u32 c;
 
 	if (!t)
 		return;
 	used = now - t->started;
-	weight = p->scx.weight ? p->scx.weight : 100;
-	if (t->lent_until > now) {
+	if (in_lent_turn(t, now)) {
 		/* The provider ran in its requester's turn: the turn advances as the
-		 * requester's would (its weight); the provider's own vtime is untouched. */
+		 * requester's would (its weight); the provider's own vtime is untouched.
+		 * (A lend behind the provider's own vtime is not its turn: it was queued,
+		 * and is charged, at its own.) */
 		t->lent_vtime += used * 100 / t->lent_weight;
 	} else {
-		t->vtime += used * 100 / weight;
+		t->vtime += used * 100 / task_weight(p);
 	}
 	c = class_index(t->class_id);
-	plan = bpf_map_lookup_elem(&classes, &c);
-	weight = plan && plan->in_use && plan->weight ? plan->weight : 100;
-	__sync_fetch_and_add(&class_vtime[c], used * 100 / weight);
+	__sync_fetch_and_add(&class_vtime[c], used * 100 / class_weight(c));
 
 	r = bpf_map_lookup_elem(&cpu_running, &cpu);
 	if (r)
@@ -565,6 +732,7 @@ void BPF_STRUCT_OPS(schedlab_stopping, struct task_struct *p, bool runnable)
 
 	if (!runnable) {
 		pfs_block(t, now);
+		lend_at_block(p);
 	} else if (t->c_s) {
 		/* Preempted, or its slice ended: the CPU time comes off T_e. */
 		t->t_e -= (s64)(now - t->c_s);

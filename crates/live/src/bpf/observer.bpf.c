@@ -176,6 +176,10 @@ const volatile u64 wakeup_bytes = 256 * 1024;
 /* Record only the blocking switches and the wakings of watched threads. Set by user
  * space, at start and when it switches (a load per event; no reload needed). */
 volatile u8 watched_only = 0;
+/* Clear: a watched thread's block and waking wake the reader at once (it boosts from
+ * user space). Set by user space where the kernel carries the boosts out (schedlab's
+ * sched_ext scheduler): the reader then drains in batches, off the critical path. */
+volatile u8 batch_watched = 0;
 /* Set by user space while the sys_enter hook is attached and sends REC_ENTER: they name the
  * providers, so the waking records need not carry the waker's call. */
 volatile u8 hook_on = 0;
@@ -480,7 +484,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		/* prev is the current task here: the switch runs in its context. */
 		if (current_call(prev, r))
 			resolve_fd(prev, r);
-		if (is_watched(prev))
+		if (!batch_watched && is_watched(prev))
 			flag = BPF_RB_FORCE_WAKEUP;
 	}
 	bpf_ringbuf_submit(r, flag);
@@ -519,7 +523,7 @@ int BPF_PROG(on_sched_waking, struct task_struct *p)
 			clear_call(r);
 		}
 	}
-	bpf_ringbuf_submit(r, watched_wakee ? BPF_RB_FORCE_WAKEUP : wakeup_flag());
+	bpf_ringbuf_submit(r, watched_wakee && !batch_watched ? BPF_RB_FORCE_WAKEUP : wakeup_flag());
 	return 0;
 }
 

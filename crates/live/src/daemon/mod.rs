@@ -265,7 +265,7 @@ impl<'s> Daemon<'s> {
         // Only threads that may need their providers boosted are watched; PFS slices and
         // co-location learn from every switch and wake-up, and pay for it.
         let sched_events = if d.slices || d.colocate { SchedEvents::All } else { SchedEvents::Watched };
-        let observer = Observer::start(ObserverOptions {
+        let mut observer = Observer::start(ObserverOptions {
             reader_nice: Some(priority::FALLBACK_NICE),
             sched_events,
             ..ObserverOptions::watched()
@@ -310,6 +310,9 @@ impl<'s> Daemon<'s> {
             ..Default::default()
         };
         let (sched_ext, enforcer) = choose_enforcer(enforcer, dry_run, &tunables)?;
+        // The scheduler lends turns in the kernel: the daemon only learns who provides
+        // for whom, which can wait for the next batch of events.
+        observer.set_wake_on_watched(sched_ext.is_none());
         let knowledge = Store::open(store.path()).ok();
         let mut on_loop = vec![store];
         on_loop.extend(knowledge.as_ref());
@@ -357,7 +360,10 @@ impl<'s> Daemon<'s> {
         let (mut last_rescan, mut lost_seen) =
             (Instant::now(), self.live.observer.lost_events().unwrap_or(0));
         let mut batch = Vec::new();
-        let mut elevation = priority::Elevation::raise();
+        let mut elevation = match self.live.sched_ext {
+            None => priority::Elevation::raise(),
+            Some(_) => priority::Elevation::in_kernel(),
+        };
         self.reaction_thread = elevation.describe();
         let result = loop {
             if stop() || duration.is_some_and(|d| self.core.uptime(&self.live) >= d) {
@@ -368,9 +374,16 @@ impl<'s> Daemon<'s> {
                 self.core.note(None, why, &self.live);
             }
             batch.clear();
-            // Woken at once by a watched thread's block; otherwise often enough to end
-            // boosts on time while there are any, and to plan.
-            let wait = self.core.next_wait(&self.live);
+            // Woken at once by a watched thread's block (not with the sched_ext
+            // scheduler, which lends in the kernel); otherwise often enough to end boosts
+            // on time while there are any, and to plan.
+            let mut wait = self.core.next_wait(&self.live);
+            if self.live.sched_ext.is_some() && self.live.observer.sched_programs_attached() {
+                // Batches, but soon enough that a block is decided on before its boost
+                // would have expired (`boost_max_ms`): the scheduler lends only to a
+                // provider the daemon has named.
+                wait = wait.min(Self::BATCH_WAIT);
+            }
             match self.live.observer.poll(&mut Collect(&mut batch), wait) {
                 Ok(_) => {}
                 Err(_) if stop() => break Ok(()),
@@ -408,6 +421,9 @@ impl<'s> Daemon<'s> {
         self.save_knowledge();
         result
     }
+
+    /// The longest a batch of watched threads' events waits with the sched_ext scheduler.
+    const BATCH_WAIT: Duration = Duration::from_millis(20);
 
     /// How often /proc is read again for what events may have missed, even with no loss
     /// counted.

@@ -1,7 +1,8 @@
 //! The daemon's own priority: its reaction path (reading events, deciding, boosting)
-//! must not queue behind the load it exists to fix, so its thread runs as
-//! `SCHED_FIFO` 1 — the lowest real-time priority, below every threaded interrupt
-//! handler (50) and every real-time program that asks for more than the minimum.
+//! must not queue behind the load it exists to fix, so, where it boosts through the
+//! system calls, its thread runs as `SCHED_FIFO` 1 — the lowest real-time priority,
+//! below every threaded interrupt handler (50) and every real-time program that asks
+//! for more than the minimum.
 //!
 //! The bound: `RLIMIT_RTTIME` makes the kernel send `SIGXCPU` once the thread has run
 //! [`RTTIME_SOFT`] without blocking, and `SIGKILL` at [`RTTIME_HARD`]; the handler only
@@ -52,6 +53,21 @@ impl Elevation {
                 Elevation::Nice(format!("SCHED_FIFO 1 not possible ({e}); nice {FALLBACK_NICE} instead"))
             }
         }
+    }
+
+    /// Leaves the calling thread at nice −20, not real time: where schedlab's sched_ext
+    /// scheduler carries the boosts out in the kernel, the daemon's reaction is off the
+    /// critical path, and a real-time daemon would only preempt the threads it watches.
+    pub fn in_kernel() -> Elevation {
+        let why = match lower() {
+            Ok(()) => {
+                format!("reaction thread nice {FALLBACK_NICE}: the sched_ext scheduler boosts in the kernel")
+            }
+            Err(e) => {
+                format!("reaction thread left as it was ({e}): the sched_ext scheduler boosts in the kernel")
+            }
+        };
+        Elevation::Nice(why)
     }
 
     /// If the thread ran past its bound, drops it to nice −20 for good: the reason.

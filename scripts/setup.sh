@@ -8,7 +8,7 @@
 #   clang-19                       building the sched_ext scheduler (crates/ext; clang 14 is too old)
 #   qemu-system-x86, busybox-static, cpio, zstd, xz-utils
 #                                  the VM with a sched_ext kernel the scheduler's tests run in
-#                                  (scripts/vm.sh fetches the kernel, scripts/vm-run.sh boots it)
+#                                  (scripts/vm.sh fetches the kernel and a newer qemu, scripts/vm-run.sh boots it)
 #   bpftool                        regenerating crates/ext/src/bpf/vmlinux.h (scripts/gen-vmlinux-h.sh)
 #   rt-tests                       the real `hackbench`, to compare with the simulator
 #   rt-app                         runs the same rt-app JSON workloads on the real machine

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a command in a VM with a sched_ext kernel (the harness of issue 12):
 #   scripts/vm-run.sh [--file PATH]... -- COMMAND...
-# boots the kernel scripts/vm.sh caches under qemu (TCG: no KVM here; 2 vCPUs, 1 GiB),
+# boots the kernel scripts/vm.sh caches under qemu (TCG: no KVM here; 2 vCPUs, a host
+# thread each with the qemu vm.sh fetched; 1 GiB),
 # with a busybox initramfs holding the release `schedlab` (on PATH, with the libraries
 # it links), the modules scripts/vm.sh cached (loaded at boot) and each PATH at
 # /files/<basename> (a program with the libraries it links);
@@ -10,7 +11,8 @@
 # kernel's config is at /boot/config-$(uname -r), where libbpf looks for it. A boot
 # takes about 7 s; the VM is gone when this returns.
 #
-# Environment: SCHEDLAB_BIN (default target/release/schedlab), VM_TIMEOUT (s, default 600).
+# Environment: SCHEDLAB_BIN (default target/release/schedlab), VM_TIMEOUT (s, default 600),
+# VM_TCG_THREADS (single or multi host threads for the vCPUs: see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=()
@@ -22,6 +24,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ $# -gt 0 ] || { echo "usage: $0 [--file PATH]... -- COMMAND..." >&2; exit 2; }
+case ${VM_TCG_THREADS:-} in
+    ''|single|multi) ;;
+    *) echo "vm-run.sh: VM_TCG_THREADS must be single or multi, not '$VM_TCG_THREADS'" >&2; exit 2 ;;
+esac
 for tool in qemu-system-x86_64 busybox cpio; do
     command -v "$tool" >/dev/null || { echo "vm-run.sh: $tool is missing: apt-get install qemu-system-x86 busybox-static cpio" >&2; exit 1; }
 done
@@ -79,14 +85,25 @@ INIT
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.gz"
 
-# One host thread runs both vCPUs in turn (thread=single). With a thread per vCPU,
-# qemu 7.2's TCG now and then runs a CPU on a stale translation of kernel code that
-# another CPU has just live-patched (the static keys sched_ext flips when it enables or
-# disables): the CPU executes the int3 the patch left behind after the patch is done,
-# and the kernel panics with "Oops: int3" in sched_tick or __schedule. Measured here:
-# 25 enable/disable cycles of the daemon panicked 5 boots of 5 within 110 s with a
-# thread per vCPU, and none of 3 with one thread (which boots in 12 s, not 10).
-timeout "${VM_TIMEOUT:-600}" qemu-system-x86_64 -machine q35 -accel tcg,thread=single -smp 2 -m 1024 \
+# A host thread per vCPU (thread=multi) with the qemu scripts/vm.sh fetched (10.0):
+# with one thread for both (thread=single), a vCPU runs at half speed whenever the
+# other one is busy, so anything measured beside CPU hogs is slowed by the harness
+# itself (a client-server with its server reniced by hand: 1.5-2.0 x its unloaded round
+# trip with one thread, 1.0-1.4 x with two), and the two vCPUs never truly race.
+# The system's qemu 7.2 runs one thread: with a thread per vCPU its TCG now and then
+# runs a CPU on a stale translation of kernel code another CPU has just live-patched
+# (the static keys sched_ext flips when it enables or disables), and the guest panics
+# with "Oops: int3" (25 enable/disable cycles of the daemon panicked 5 boots of 5).
+# VM_TCG_THREADS=single|multi overrides the choice.
+if [ -x "$cache/qemu/usr/bin/qemu-system-x86_64" ]; then
+    # Its own firmware files first, then the system's (SeaBIOS, iPXE).
+    qemu=("$cache/qemu/usr/bin/qemu-system-x86_64" -L "$cache/qemu/usr/share/qemu" -L /usr/share/qemu)
+    threads=${VM_TCG_THREADS:-multi}
+else
+    qemu=(qemu-system-x86_64)
+    threads=${VM_TCG_THREADS:-single}
+fi
+timeout "${VM_TIMEOUT:-600}" "${qemu[@]}" -machine q35 -accel "tcg,thread=$threads" -smp 2 -m 1024 \
     -nographic -no-reboot -kernel "$cache/vmlinuz" -initrd "$work/initramfs.gz" \
     -append "console=ttyS0 panic=-1 quiet loglevel=3" > "$work/console" 2>&1 || true
 status=$(tr -d '\r' < "$work/console" | sed -n 's/^=== schedlab-vm end \([0-9]*\) ===$/\1/p' | tail -n 1)

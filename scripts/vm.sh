@@ -6,11 +6,22 @@
 # directory: the system's apt configuration and state are left untouched.
 #
 # Prints the cache directory, which holds `vmlinuz` and `config` (what libbpf reads as
-# /boot/config-$(uname -r) inside the VM), `version`, and `modules/`: the kernel modules
+# /boot/config-$(uname -r) inside the VM), `version`, `qemu/` (see below) and `modules/`: the kernel modules
 # the VM loads at boot, uncompressed (only `unix_diag.ko`: the daemon asks sock_diag for
 # the peer of a UNIX socket, and Debian builds that as a module, which a distribution
 # loads on demand but an initramfs without modules cannot). Idempotent: a cached kernel
 # of the pinned version is not fetched again.
+#
+# qemu: the system's (bookworm: 7.2) cannot run the VM with a host thread per vCPU:
+# now and then a vCPU runs a stale translation of kernel code another vCPU has just
+# live-patched (the static keys sched_ext flips at each load and unload) and the guest
+# panics with "Oops: int3" (here, 30 cycles of load and unload beside hackbench
+# panicked 7.2 within 50 s, and 10.0 not in 85 cycles). So the qemu of the system's
+# backports suite (bookworm-backports: 10.0) is fetched the same private way and
+# unpacked under `qemu/` (qemu-system-x86, -common and -data; the libraries it links
+# are bookworm's, which the system's qemu-system-x86 brought). Where that suite has no
+# qemu, `qemu/` stays empty and vm-run.sh uses the system's, one host thread for both
+# vCPUs.
 #
 # Facts it relies on (checked 2026-11-24): the image package
 # `linux-image-VERSION-amd64` is a wrapper whose kernel is in `linux-binary-VERSION-amd64`
@@ -22,22 +33,48 @@
 # `_apt` user cannot enter, and says so: harmless (no sandbox for a download).
 set -euo pipefail
 cache=${SCHEDLAB_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedlab/vm}
-apt_dir="$cache/apt"
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$cache/kernel"
+mkdir -p "$cache/kernel"
 
 # The mirror the machine's apt uses for Debian (deb822 or one-line sources).
 mirror=$(grep -rhoE 'https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
     | head -n 1 | tr -d ' ' || true)
 mirror=${mirror:-http://deb.debian.org/debian}
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} trixie-backports main" \
-    > "$apt_dir/sources.list"
-apt_opts=(
-    -o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o Dir::Etc::sourceparts=-
-    -o "Dir::State::Lists=$apt_dir/lists" -o Dir::State::status=/dev/null
-    -o "Dir::Cache::archives=$apt_dir/archives" -o Debug::NoLocking=1 -o APT::Architecture=amd64
-    -o APT::Sandbox::User=root
-)
-apt-get -qq "${apt_opts[@]}" update >&2
+
+# A private apt for one suite of that mirror, under $cache/$1: sets apt_opts and
+# apt_dir, and updates its lists.
+private_apt() {
+    apt_dir="$cache/$1"
+    mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} $2 main" \
+        > "$apt_dir/sources.list"
+    apt_opts=(
+        -o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o Dir::Etc::sourceparts=-
+        -o "Dir::State::Lists=$apt_dir/lists" -o Dir::State::status=/dev/null
+        -o "Dir::Cache::archives=$apt_dir/archives" -o Debug::NoLocking=1 -o APT::Architecture=amd64
+        -o APT::Sandbox::User=root
+    )
+    apt-get -qq "${apt_opts[@]}" update >&2
+}
+
+# qemu from the system's backports suite (see above), once per version.
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+if [ -n "$codename" ]; then
+    private_apt apt-qemu "$codename-backports"
+    qemu_version=$(apt-cache "${apt_opts[@]}" show qemu-system-x86 2>/dev/null \
+        | sed -n 's/^Version: //p' | head -n 1 || true)
+    if [ -n "$qemu_version" ] && [ "$(cat "$cache/qemu/version" 2>/dev/null)" != "$qemu_version" ]; then
+        (cd "$apt_dir/archives" && apt-get -q "${apt_opts[@]}" download \
+            qemu-system-x86 qemu-system-common qemu-system-data >&2)
+        rm -rf "$cache/qemu" && mkdir -p "$cache/qemu"
+        for deb in "$apt_dir/archives"/qemu-system-*.deb; do
+            dpkg-deb -x "$deb" "$cache/qemu"
+        done
+        rm -f "$apt_dir/archives"/qemu-system-*.deb
+        echo "$qemu_version" > "$cache/qemu/version"
+    fi
+fi
+
+private_apt apt trixie-backports
 
 # The version the meta-package pins: linux-image-amd64 depends on linux-image-V-amd64.
 flavour=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null \

@@ -66,7 +66,8 @@ pub(crate) struct TunableOpts {
     #[arg(long, default_value_t = Tunables::default().slice_ns / 1000, value_name = "US", value_parser = clap::value_parser!(u64).range(100..=100_000))]
     slice_us: u64,
     /// How far (µs of virtual time) a waking task must be ahead of a running one to
-    /// preempt it (0 to 100000).
+    /// preempt it (0 to 100000); a synchronous waking (a pipe or socket write) never
+    /// preempts.
     #[arg(long, default_value_t = Tunables::default().wakeup_gran_ns / 1000, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=100_000))]
     wakeup_gran_us: u64,
     /// PFS's T_m: the longest a switch is delayed for a burst about to end, ms (0 to 1000).

@@ -71,7 +71,8 @@ impl ClassPlan {
 pub struct Tunables {
     /// The slice of a task whose class sets none, ns.
     pub slice_ns: u64,
-    /// How far (vtime, ns) a waking task must be ahead of a running one to preempt it.
+    /// How far (vtime, ns) a waking task must be ahead of a running one to preempt it
+    /// (a synchronous waking never preempts).
     pub wakeup_gran_ns: u64,
     /// PFS (paper 001): the timeslot, `T_m` (ns) and the `x`, `y` adaptation (percent).
     pub pfs_timeslot_ns: u64,

@@ -12,8 +12,9 @@
  * tasks' CPU time scaled by 100 / the class's weight), among the classes whose CPU set
  * holds the CPU, and from any class when those have none (so no CPU idles beside
  * waiting work). A task that slept gets at most one slice of credit: its vtime is
- * raised to the class's clock minus one slice when it wakes; a class idle for a while
- * likewise. So nothing starves.
+ * raised to the least vtime of its class's running tasks (clock_of) minus one slice
+ * when it wakes; a class idle for a while likewise, against the classes' clock. So
+ * nothing starves.
  *
  * Slice ends. A task whose slice ended keeps its CPU for another slice when it still
  * comes first (its vtime, or its class's, charged with the stretch it just ran, below
@@ -23,7 +24,15 @@
  *
  * Wake-up preemption. A waking task whose vtime is more than `wakeup_gran_ns` ahead of
  * a running task of its class (or whose class is that far ahead of the running task's
- * class) preempts the one furthest behind, as EEVDF preempts at wake-up.
+ * class) preempts the one furthest behind, as EEVDF preempts at wake-up; except at a
+ * synchronous waking (SCX_WAKE_SYNC: a pipe or socket write, whose waker says it will
+ * block soon), where the woken task waits for a CPU to free up. Without that exception,
+ * on 2 CPUs with a thread each, every receiver hackbench's senders woke preempted a
+ * sender at once and the two swapped at each message: 10 x the switches of a run
+ * without preemption and 3-4 x its time. A timer's or a futex's waking still preempts
+ * (cyclictest beside 2 hogs per CPU: 0.8 x bare Linux's mean latency; protecting a task
+ * that just got its CPU for 1 ms instead, as EEVDF's RUN_TO_PARITY does, made it 20 x,
+ * as cyclictest wakes every millisecond).
  *
  * Time sharing (`timeshare`, off by default): within a class, round robin instead of
  * vtime, as the time-sharing scheduler paper 001's PFS was built on: a woken task and a
@@ -110,8 +119,9 @@ struct exit_info exit_info;
 /* Sampled queue length of each class (at dispatch). */
 u32 class_queued[MAX_CLASSES];
 
-/* The class clocks: each class's vtime, and the vtime of the last task of each class
- * that ran (the floor a waking task is raised to, less one slice). */
+/* The class clocks: each class's vtime, and the highest vtime of a task of each class
+ * that started running (a new task's vtime; a waking task's floor, less one slice,
+ * when none of its class runs). */
 static u64 class_vtime[MAX_CLASSES];
 static u64 class_clock[MAX_CLASSES];
 /* The least class vtime dispatched lately: the floor of a class that was idle. */
@@ -188,6 +198,8 @@ struct task_ctx {
 	u32 lent_weight;
 	u64 lent_vtime;
 	u64 lent_until;
+	/* Whether the waking select_cpu just saw was synchronous (no wake-up preemption). */
+	u32 sync_wake;
 };
 
 struct {
@@ -384,6 +396,7 @@ s32 BPF_STRUCT_OPS(schedlab_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	if (!t)
 		return prev_cpu;
 	refresh(p, t);
+	t->sync_wake = !!(wake_flags & SCX_WAKE_SYNC);
 	lend_turn(waker, p, t);
 	if (woken_by_provider(p, waker)) {
 		cpu = bpf_get_smp_processor_id();
@@ -402,6 +415,31 @@ s32 BPF_STRUCT_OPS(schedlab_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 	return cpu;
 }
 
+/*
+ * The clock a waking task of class `c` is placed against: the least vtime among the
+ * class's running tasks, or the class clock when none runs. Not the class clock (the
+ * highest vtime that started running): tasks bound to different CPUs never compete,
+ * so their vtimes drift apart, and beside hogs bound to each CPU the highest pulled a
+ * sleeper's vtime above the hogs of the other CPU, where it then waited for a slice
+ * end (cyclictest's median wake-up latency 4 ms, bare Linux's 0.08 ms).
+ */
+static __always_inline u64 clock_of(u32 c)
+{
+	u64 least = ~0ULL;
+	u32 cpu;
+
+	bpf_for(cpu, 0, nr_cpus) {
+		struct running *r;
+
+		if (cpu >= MAX_CPUS)
+			break;
+		r = bpf_map_lookup_elem(&cpu_running, &cpu);
+		if (r && r->busy && r->class_id == c && r->vtime < least)
+			least = r->vtime;
+	}
+	return least != ~0ULL ? least : class_clock[c];
+}
+
 /* Preempts the CPU whose running task is furthest behind `p` (vtime `vtime`, class
  * `c`), if one is more than wakeup_gran_ns behind. */
 static __always_inline void preempt_for(struct task_struct *p, u32 c, u64 vtime)
@@ -411,7 +449,7 @@ static __always_inline void preempt_for(struct task_struct *p, u32 c, u64 vtime)
 	u32 cpu;
 
 	bpf_for(cpu, 0, nr_cpus) {
-	struct running *r;
+		struct running *r;
 		u64 ahead, mine;
 
 		if (cpu >= MAX_CPUS)
@@ -442,6 +480,7 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *t = ctx_of(p);
 	u64 now = bpf_ktime_get_ns();
 	u64 vtime, slice, floor;
+	bool sync;
 	s32 idle;
 	u32 c;
 
@@ -456,9 +495,14 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 	refresh(p, t);
 	c = class_index(t->class_id);
 	slice = slice_of(c);
+	/* Read once: select_cpu sets it at each waking (it is skipped for a task bound to
+	 * one CPU). */
+	sync = t->sync_wake;
+	t->sync_wake = 0;
 
 	/* At most one slice of credit for a sleeper, and for a class that was idle. */
-	floor = class_clock[c] > slice ? class_clock[c] - slice : 0;
+	floor = clock_of(c);
+	floor = floor > slice ? floor - slice : 0;
 	t->vtime = max_u64(t->vtime, floor);
 	if (scx_bpf_dsq_nr_queued(c) == 0) {
 		floor = classes_clock > slice ? classes_clock - slice : 0;
@@ -480,7 +524,7 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (idle >= 0)
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
-	else if ((enq_flags & SCX_ENQ_WAKEUP) && !timeshare)
+	else if ((enq_flags & SCX_ENQ_WAKEUP) && !timeshare && !sync)
 		preempt_for(p, c, vtime);
 }
 

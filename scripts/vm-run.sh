@@ -90,11 +90,8 @@ chmod +x "$root/init"
 # other one is busy, so anything measured beside CPU hogs is slowed by the harness
 # itself (a client-server with its server reniced by hand: 1.5-2.0 x its unloaded round
 # trip with one thread, 1.0-1.4 x with two), and the two vCPUs never truly race.
-# The system's qemu 7.2 runs one thread: with a thread per vCPU its TCG now and then
-# runs a CPU on a stale translation of kernel code another CPU has just live-patched
-# (the static keys sched_ext flips when it enables or disables), and the guest panics
-# with "Oops: int3" (25 enable/disable cycles of the daemon panicked 5 boots of 5).
-# VM_TCG_THREADS=single|multi overrides the choice.
+# The system's qemu 7.2 runs one thread: with a thread per vCPU the guest panics (why:
+# scripts/vm.sh). VM_TCG_THREADS=single|multi overrides the choice.
 if [ -x "$cache/qemu/usr/bin/qemu-system-x86_64" ]; then
     # Its own firmware files first, then the system's (SeaBIOS, iPXE).
     qemu=("$cache/qemu/usr/bin/qemu-system-x86_64" -L "$cache/qemu/usr/share/qemu" -L /usr/share/qemu)

@@ -61,6 +61,9 @@ pub struct SuiteOpts {
     /// The daemon's configuration file (default: the built-in one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// The daemon's --enforcer (`schedlab run --help`) [default: the daemon's, auto].
+    #[arg(long, value_enum)]
+    enforcer: Option<crate::bench::EnforcerName>,
     /// Smaller workloads, 3 rounds and 10 s idle: under 2 minutes.
     #[arg(long)]
     quick: bool,
@@ -138,6 +141,7 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
         exe: std::env::current_exe().context("cannot find this program's path to start the daemon")?,
         daemon_config,
         config_name,
+        enforcer: opts.enforcer.map(|e| e.name().to_string()),
         workloads,
         sizes: if opts.quick { Sizes::quick() } else { Sizes::full() },
         rounds: opts.rounds.map_or(if opts.quick { 3 } else { 10 }, |r| r as usize),

@@ -506,20 +506,28 @@ fn run_bursts_of_a_child_are_measured_from_its_switches() {
     let walls: Vec<f64> = read_numbers(&mut out, "walls ").iter().map(|&us| us as f64 / 1e3).collect();
 
     // Its log as PFS keeps it: run from a switch to it, ready when preempted or woken,
-    // wait when it blocks; run↔ready merge into one burst.
+    // wait when it blocks; run↔ready merge into one burst. A switch out of it that the
+    // log does not have it running for counts it running since the CPU's last switch
+    // (Log::left_cpu: this machine's kernel reports no switch out of its sandbox agent's
+    // threads, so none back to the child they preempted).
     let mut log = Log::default();
     let mut end = None;
     let mut waiting = false;
+    let mut cpu_switched = std::collections::HashMap::new();
     for e in &events.0 {
+        let cpu_since = match e.kind {
+            EventKind::Switch { cpu, .. } => cpu_switched.insert(cpu, e.time).unwrap_or(e.time),
+            _ => e.time,
+        };
         match e.kind {
             EventKind::Switch { next, .. } if next == tid => {
                 log.record(e.time, LogState::Run);
                 waiting = false;
             }
             EventKind::Switch { prev, prev_state, .. } if prev == tid => match prev_state {
-                PrevState::Runnable => log.record(e.time, LogState::Ready),
+                PrevState::Runnable => log.left_cpu(e.time, LogState::Ready, cpu_since),
                 PrevState::Blocked => {
-                    log.record(e.time, LogState::Wait);
+                    log.left_cpu(e.time, LogState::Wait, cpu_since);
                     waiting = true;
                 }
                 PrevState::Dead => {
@@ -550,11 +558,7 @@ fn run_bursts_of_a_child_are_measured_from_its_switches() {
     let slack = 1.0;
     let invented: Vec<_> = long.iter().zip(&walls).filter(|&(&run, &wall)| run > wall + slack).collect();
     assert!(invented.is_empty(), "bursts longer than their spin's wall span + {slack} ms: {invented:.3?}");
-    // One burst in a few runs has come out short by one preemption (a switch to the
-    // child missing from the stream, cause not found yet: no record was lost to a full
-    // buffer), so one burst may miss the window.
-    let within = long.iter().filter(|&&ms| ms >= want - tick).count();
-    assert!(within >= BURSTS - 1, "bursts of at least {want} - {tick} ms: {long:.3?}");
+    assert!(long.iter().all(|&ms| ms >= want - tick), "bursts of at least {want} - {tick} ms: {long:.3?}");
     assert_eq!(obs.lost_events().unwrap(), 0);
 }
 

@@ -28,6 +28,8 @@ pub struct PfsScheduler {
     program: HashMap<u32, String>,
     /// Logs of processes whose program had no PFS when they started.
     logs: HashMap<u32, Log>,
+    /// The time of each CPU's last switch (see [`Log::left_cpu`]).
+    cpu_switched: HashMap<u32, Ns>,
 }
 
 impl PfsScheduler {
@@ -66,9 +68,14 @@ impl PfsScheduler {
         }
     }
 
-    fn log(&mut self, pid: u32, now: Ns, state: LogState) {
+    /// Logs `state` for `pid` from `now`; a state off the CPU, as [`Log::left_cpu`]
+    /// with the CPU's last switch at `cpu_since`.
+    fn log(&mut self, pid: u32, now: Ns, state: LogState, cpu_since: Ns) {
         if let Some(log) = self.logs.get_mut(&pid) {
-            log.record(now, state);
+            match state {
+                LogState::Run => log.record(now, state),
+                LogState::Ready | LogState::Wait => log.left_cpu(now, state, cpu_since),
+            }
             if log.entries.len() > MAX_LOG_ENTRIES {
                 // A long-lived process: its flow would be too long to predict anything
                 // from, and the log would grow without end in a daemon.
@@ -92,23 +99,24 @@ impl EventSink for PfsScheduler {
                     self.started(child.0, p, now);
                 }
             }
-            EventKind::Switch { prev, prev_state, next, .. } => {
+            EventKind::Switch { cpu, prev, prev_state, next } => {
+                let cpu_since = self.cpu_switched.insert(*cpu, now).unwrap_or(now);
                 if *prev != Pid::IDLE {
                     match prev_state {
                         PrevState::Runnable => {
                             self.controller.preempted(prev.0, now);
-                            self.log(prev.0, now, LogState::Ready);
+                            self.log(prev.0, now, LogState::Ready, cpu_since);
                         }
                         PrevState::Blocked => {
                             self.controller.blocked(prev.0, now, &mut self.store);
-                            self.log(prev.0, now, LogState::Wait);
+                            self.log(prev.0, now, LogState::Wait, cpu_since);
                         }
                         PrevState::Dead => {}
                     }
                 }
                 if *next != Pid::IDLE {
                     self.controller.dispatched(next.0, now);
-                    self.log(next.0, now, LogState::Run);
+                    self.log(next.0, now, LogState::Run, now);
                 }
             }
             EventKind::Exit { pid, .. } => {
@@ -172,6 +180,27 @@ mod tests {
         assert!(s.keep_running(Pid(2), 1015 * MS), "15 ms left ≤ T_m 20 ms");
         s.event(&ev(1030 * MS, switch(2, PrevState::Blocked, 0)));
         assert_eq!(s.store.get("/bin/t").unwrap().bursts().next(), Some(30 * MS));
+    }
+
+    #[test]
+    fn a_switch_in_the_kernel_did_not_report_is_logged_from_the_cpus_last_switch() {
+        let mut s = PfsScheduler::new(PfsParams::default(), PfsStore::default());
+        // As one_run, but the switch 99 → 1 at 15 ms is not reported (the kernel reports
+        // no switch out of 99): 1 is logged to run again from the CPU's last switch, at
+        // 10 ms, and its first burst is 35 ms, not 10.
+        for e in [
+            ev(0, exec(1)),
+            ev(0, switch(0, PrevState::Runnable, 1)),
+            ev(10 * MS, switch(1, PrevState::Runnable, 99)),
+            ev(35 * MS, switch(1, PrevState::Blocked, 0)),
+            ev(135 * MS, switch(0, PrevState::Runnable, 1)),
+            ev(155 * MS, EventKind::Exit { pid: Pid(1), code: 0 }),
+            ev(155 * MS, switch(1, PrevState::Dead, 0)),
+        ] {
+            s.event(&e);
+        }
+        let pfs = s.store.get("/bin/t").expect("created at exit");
+        assert_eq!(pfs.bursts().collect::<Vec<_>>(), vec![35 * MS, 20 * MS]);
     }
 
     #[test]

@@ -24,6 +24,21 @@ impl Log {
         self.entries.push((time, state));
     }
 
+    /// Records that the process left the CPU at `time` for `state` (ready or wait);
+    /// `cpu_since` is the time of that CPU's switch before this one. A log that does not
+    /// have the process running missed its switch in: the kernel of some machines reports
+    /// no switch out of a few tasks (seen here: a sandbox agent's threads, in ftrace
+    /// too), and so none from them back to the task they had preempted. It ran since that
+    /// CPU's last switch at the earliest, and is logged to run from then.
+    pub fn left_cpu(&mut self, time: Ns, state: LogState, cpu_since: Ns) {
+        if let Some(&(last, s)) = self.entries.last() {
+            if s != LogState::Run {
+                self.record(cpu_since.max(last).min(time), LogState::Run);
+            }
+        }
+        self.record(time, state);
+    }
+
     /// The PFS of this log, the process having ended at `end`: consecutive run↔ready
     /// entries merge into one run entry whose `T_p` is the sum of the run times (the
     /// paper's `T_p = {C₂(ready) − C₁(run)} + … + {C_{n+2}(wait) − C_{n+1}(run)}`); ready
@@ -119,6 +134,22 @@ mod tests {
         assert_eq!(pfs.bursts().collect::<Vec<_>>(), vec![150, 60]);
         assert_eq!(pfs.run_entry_from(1), Some(2));
         assert_eq!(pfs.run_entry_from(3), None);
+    }
+
+    #[test]
+    fn a_switch_out_of_a_process_not_known_to_run_logs_it_running_since_the_cpus_last_switch() {
+        let mut log = Log::default();
+        log.record(0, Run);
+        // Preempted at 10 by a task whose switch back to it is never reported; the CPU's
+        // next reported switch is its own switch out at 30.
+        log.left_cpu(10, Ready, 5);
+        log.left_cpu(30, Wait, 10);
+        assert_eq!(log.entries, vec![(0, Run), (10, Ready), (10, Run), (30, Wait)]);
+        assert_eq!(log.to_pfs("p", 40).bursts().collect::<Vec<_>>(), vec![30]);
+        // Never before its last known state: woken at 50 (ready), the CPU last switched at 45.
+        log.record(50, Ready);
+        log.left_cpu(60, Wait, 45);
+        assert_eq!(&log.entries[4..], &[(50, Ready), (50, Run), (60, Wait)]);
     }
 
     #[test]

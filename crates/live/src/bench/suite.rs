@@ -239,6 +239,8 @@ pub struct SuiteConfig {
     /// The daemon's configuration (TOML text) and what to call it in the report.
     pub daemon_config: String,
     pub config_name: String,
+    /// The daemon's `--enforcer` (None: its default, auto).
+    pub enforcer: Option<String>,
     /// The workloads, in order.
     pub workloads: Vec<Workload>,
     pub sizes: Sizes,
@@ -1080,7 +1082,13 @@ struct DaemonRun {
 impl DaemonRun {
     /// Starts the daemon and waits for its steady state ([`deps::Daemon::wait_steady`]).
     fn start(r: &Runner) -> Result<DaemonRun> {
-        let mut daemon = deps::Daemon::start(&r.cfg.exe, &r.cfg.daemon_config, None, r.dir, r.deadline)?;
+        let mut daemon = deps::Daemon::start(
+            &r.cfg.exe,
+            &r.cfg.daemon_config,
+            r.cfg.enforcer.as_deref(),
+            r.dir,
+            r.deadline,
+        )?;
         let pid = daemon.pid().ok_or_else(|| BenchError::Failed("schedlab run is not running".into()))?;
         daemon.wait_steady(&mut |d| r.sleep(d))?;
         let mut run = DaemonRun { daemon, pid, started: Instant::now(), cpu_at_start: 0.0 };

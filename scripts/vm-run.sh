@@ -12,7 +12,10 @@
 # takes about 7 s; the VM is gone when this returns.
 #
 # Environment: SCHEDLAB_BIN (default target/release/schedlab), VM_TIMEOUT (s, default 600),
-# VM_TCG_THREADS (single or multi host threads for the vCPUs: see below).
+# VM_TCG_THREADS (single or multi host threads for the vCPUs: see below),
+# SCHEDLAB_VM_KERNEL (a directory laid out as scripts/vm.sh's cache, with `vmlinuz`,
+# `config`, `version` and `modules/`, to boot instead of its kernel: e.g. the 6.12 that
+# scripts/vm-kernel-6.12.sh builds; the qemu stays vm.sh's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=()
@@ -34,7 +37,8 @@ done
 bin=${SCHEDLAB_BIN:-target/release/schedlab}
 [ -x "$bin" ] || { echo "vm-run.sh: no $bin (make build)" >&2; exit 1; }
 cache=$(scripts/vm.sh 2>/dev/null) || cache=$(scripts/vm.sh)
-version=$(cat "$cache/version")
+kernel=${SCHEDLAB_VM_KERNEL:-$cache}
+version=$(cat "$kernel/version")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -54,9 +58,9 @@ copy_libraries() {
     done
 }
 copy_libraries "$bin"
-cp "$cache/config" "$root/boot/config-$version"
+cp "$kernel/config" "$root/boot/config-$version"
 mkdir -p "$root/lib/modules"
-cp "$cache"/modules/*.ko "$root/lib/modules/"
+find "$kernel/modules" -name '*.ko' -exec cp {} "$root/lib/modules/" \;
 for f in "${files[@]}"; do
     cp -r "$f" "$root/files/$(basename "$f")"
     [ -f "$f" ] && copy_libraries "$f"
@@ -73,7 +77,7 @@ mount -t tmpfs run /run
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-for m in /lib/modules/*.ko; do insmod "$m"; done
+for m in /lib/modules/*.ko; do [ -e "$m" ] && insmod "$m"; done
 cd /files
 # A line of its own: the console may put escape sequences before the first.
 echo
@@ -101,7 +105,7 @@ else
     threads=${VM_TCG_THREADS:-single}
 fi
 timeout "${VM_TIMEOUT:-600}" "${qemu[@]}" -machine q35 -accel "tcg,thread=$threads" -smp 2 -m 1024 \
-    -nographic -no-reboot -kernel "$cache/vmlinuz" -initrd "$work/initramfs.gz" \
+    -nographic -no-reboot -kernel "$kernel/vmlinuz" -initrd "$work/initramfs.gz" \
     -append "console=ttyS0 panic=-1 quiet loglevel=3" > "$work/console" 2>&1 || true
 status=$(tr -d '\r' < "$work/console" | sed -n 's/^=== schedlab-vm end \([0-9]*\) ===$/\1/p' | tail -n 1)
 tr -d '\r' < "$work/console" | sed -n '/=== schedlab-vm begin ===$/,/^=== schedlab-vm end [0-9]* ===$/p' \

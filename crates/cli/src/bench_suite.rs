@@ -52,6 +52,11 @@ Examples:
 /// quieter hour), and what the daemon cost: its CPU time while it ran, its peak resident memory, its share of one CPU on the
 /// idle machine (--idle), its boost reaction times and lost events.
 ///
+/// The verdict is kept in the store (--store) as the enforcer's trial on the running
+/// kernel: `schedlab run --enforcer auto` loads the sched_ext scheduler only where its
+/// last trial there ran every workload (no --only) and lost none. Without --enforcer the
+/// suite judges the enforcer `auto` would pick now.
+///
 /// Needs root (the daemon), rt-tests, xz, make and cc. Every child runs in its own
 /// process group and is killed on Ctrl-C, on an error or past --time-limit; nothing is
 /// left changed.
@@ -61,9 +66,14 @@ pub struct SuiteOpts {
     /// The daemon's configuration file (default: the built-in one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// The daemon's --enforcer (`schedlab run --help`) [default: the daemon's, auto].
+    /// The daemon's --enforcer (`schedlab run --help`) [default: what auto picks with
+    /// --store's trials].
     #[arg(long, value_enum)]
     enforcer: Option<crate::bench::EnforcerName>,
+    /// The store that keeps the verdict as the enforcer's trial on this kernel, for
+    /// `schedlab run --enforcer auto` [default: schedlab run's].
+    #[arg(long, value_name = "FILE")]
+    store: Option<PathBuf>,
     /// Smaller workloads, 3 rounds and 10 s idle: under 2 minutes.
     #[arg(long)]
     quick: bool,
@@ -136,12 +146,20 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
             workloads.push(w);
         }
     }
+    let complete = Workload::all().iter().all(|w| workloads.contains(w));
+    let store_path = opts.store.clone().unwrap_or_else(schedlab_store::Store::default_path);
+    let store = schedlab_store::Store::open(&store_path)?;
+    // The suite's daemon has a store of its own, without trials: `auto` is resolved here.
+    let enforcer = opts.enforcer.or(match schedlab_live::daemon::auto_choice(&store)? {
+        Ok(()) => Some(crate::bench::EnforcerName::SchedExt),
+        Err(_) => None,
+    });
     let default_idle = if opts.quick { 10 } else { 60 };
     let cfg = SuiteConfig {
         exe: std::env::current_exe().context("cannot find this program's path to start the daemon")?,
         daemon_config,
         config_name,
-        enforcer: opts.enforcer.map(|e| e.name().to_string()),
+        enforcer: enforcer.map(|e| e.name().to_string()),
         workloads,
         sizes: if opts.quick { Sizes::quick() } else { Sizes::full() },
         rounds: opts.rounds.map_or(if opts.quick { 3 } else { 10 }, |r| r as usize),
@@ -175,6 +193,7 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
     });
     bar.finish_and_clear();
     let report = report.context("the suite failed")?;
+    let kept = keep_trial(&store, &report, complete, opts.quick);
     if let Some(path) = &opts.svg {
         std::fs::write(path, chart(&report)?).with_context(|| format!("cannot write {}", path.display()))?;
     }
@@ -182,10 +201,79 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
     if opts.json {
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
-        return Ok(());
+    } else {
+        write_text(&mut out, &report)?;
     }
-    write_text(&mut out, &report)?;
+    match kept? {
+        Some(t) => eprintln!(
+            "schedlab: kept in {} as the {} enforcer's trial on kernel {} ({} workloads, {} loss(es))",
+            store_path.display(),
+            t.enforcer,
+            t.kernel,
+            if t.complete { "every one of the" } else { "only some" },
+            t.losses
+        ),
+        None => eprintln!("schedlab: not kept as a trial: the daemon did not keep to one enforcer"),
+    }
     Ok(())
+}
+
+/// Keeps the report as the trial of the enforcer the daemon used throughout (`None`
+/// where it changed, e.g. the kernel ended the sched_ext scheduler mid-suite).
+#[cfg(target_os = "linux")]
+fn keep_trial(
+    store: &schedlab_store::Store,
+    r: &schedlab_live::bench::suite::SuiteReport,
+    complete: bool,
+    quick: bool,
+) -> Result<Option<schedlab_store::EnforcerTrial>> {
+    let Some(enforcer) = trial_enforcer(&r.daemon.enforcers) else { return Ok(None) };
+    let trial = schedlab_store::EnforcerTrial {
+        kernel: schedlab_ext::kernel::release(),
+        enforcer: enforcer.to_string(),
+        at_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+        complete,
+        losses: r.losses as u32,
+        summary: trial_summary(r, quick),
+    };
+    store.record_enforcer_trial(&trial).context("cannot keep the trial in the store")?;
+    Ok(Some(trial))
+}
+
+/// The enforcer a suite judged, by what each of its daemon runs said it used: one
+/// enforcer throughout, or none.
+#[cfg(target_os = "linux")]
+fn trial_enforcer(used: &[String]) -> Option<&'static str> {
+    use schedlab_live::daemon::{SCHED_EXT_ENFORCER, SCHED_EXT_TRIAL};
+    match used {
+        [one] if one == SCHED_EXT_ENFORCER => Some(SCHED_EXT_TRIAL),
+        [] => None,
+        all if all.iter().all(|e| e.starts_with("system calls")) => Some("syscalls"),
+        _ => None,
+    }
+}
+
+/// A trial's summary: the configuration, the rounds, and each loss with its ratio.
+#[cfg(target_os = "linux")]
+fn trial_summary(r: &schedlab_live::bench::suite::SuiteReport, quick: bool) -> String {
+    use schedlab_live::bench::suite::Verdict;
+    let losses: Vec<String> = r
+        .rows
+        .iter()
+        .filter(|row| row.verdict == Verdict::Loss)
+        .map(|row| {
+            format!("{} {} {:.2} ({:.2}-{:.2})", row.workload, row.metric, row.ratio, row.ci_low, row.ci_high)
+        })
+        .collect();
+    format!(
+        "{} configuration, {} rounds{}: {}",
+        r.config,
+        r.rounds,
+        if quick { " (--quick)" } else { "" },
+        if losses.is_empty() { "no loss".to_string() } else { losses.join(", ") }
+    )
 }
 
 #[cfg(target_os = "linux")]
@@ -354,4 +442,24 @@ fn chart(r: &schedlab_live::bench::suite::SuiteReport) -> Result<String> {
     };
     draw(&mut out).map_err(|e| anyhow::anyhow!("cannot draw the chart: {e}"))?;
     Ok(out)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_judges_the_one_enforcer_the_daemon_kept_to() {
+        let ext = schedlab_live::daemon::SCHED_EXT_ENFORCER.to_string();
+        let calls = |why: &str| format!("system calls ({why})");
+        assert_eq!(trial_enforcer(std::slice::from_ref(&ext)), Some("sched-ext"));
+        assert_eq!(trial_enforcer(&[calls("chosen")]), Some("syscalls"));
+        assert_eq!(
+            trial_enforcer(&[calls("chosen"), calls("this kernel has no sched_ext")]),
+            Some("syscalls")
+        );
+        // The kernel ended the scheduler in one round: the suite judged a mix.
+        assert_eq!(trial_enforcer(&[ext, calls("chosen")]), None);
+        assert_eq!(trial_enforcer(&[]), None);
+    }
 }

@@ -275,7 +275,7 @@ fn keep(store: &Store, r: &Report) -> Result<()> {
         .map_or(0, |d| d.as_nanos() as Ns)
         .saturating_sub(r.duration_ns);
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
+    let kernel = schedlab_ext::kernel::release();
     let window = store.insert_window(&Window {
         started_ns,
         duration_ns: r.duration_ns,

@@ -83,9 +83,10 @@ pub struct RunOpts {
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics: Option<std::net::SocketAddr>,
     /// What carries the decisions out. auto: schedlab's sched_ext scheduler where the
-    /// kernel has sched_ext (6.12 on, CONFIG_SCHED_CLASS_EXT) and no other scheduler is
-    /// loaded, else the system calls, saying which and why. sched-ext: the scheduler or
-    /// nothing. syscalls: the scheduling system calls, journaled and undone at the end.
+    /// kernel has sched_ext (6.12 on, CONFIG_SCHED_CLASS_EXT), no other scheduler is
+    /// loaded, and the scheduler's last trial on this kernel (`schedlab bench suite
+    /// --enforcer sched-ext`, kept in the store) ran every workload and lost none; else
+    /// the system calls; it says which and why. sched-ext: the scheduler or nothing. syscalls: the scheduling system calls, journaled and undone at the end.
     /// If the kernel ends the scheduler while the daemon runs (a stall, an error), every
     /// task is back in the fair class and the daemon goes on with the system calls.
     #[arg(long, value_enum, default_value_t = EnforcerName::Auto)]

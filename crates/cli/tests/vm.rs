@@ -19,10 +19,11 @@ fn facts() -> &'static Result<HashMap<String, String>, String> {
     FACTS.get_or_init(|| {
         let hackbench =
             which("hackbench").ok_or("no hackbench on PATH: install rt-tests (scripts/setup.sh)")?;
+        let trial = passing_trial()?;
         let out = Command::new(format!("{ROOT}/scripts/vm-run.sh"))
             .env("SCHEDLAB_BIN", SCHEDLAB)
             .env("VM_TIMEOUT", "540")
-            .args(["--file", &hackbench, "--file", SCRIPT, "--", "sh /files/vm_ext.sh"])
+            .args(["--file", &hackbench, "--file", SCRIPT, "--file", &trial, "--", "sh /files/vm_ext.sh"])
             .output()
             .map_err(|e| format!("cannot run scripts/vm-run.sh: {e}"))?;
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -46,6 +47,44 @@ fn facts() -> &'static Result<HashMap<String, String>, String> {
         }
         Ok(facts)
     })
+}
+
+/// A store (`trial.db` in a directory of its own) holding a trial of the sched_ext
+/// scheduler without a loss on the VM's kernel (the release scripts/vm.sh fetched, or
+/// SCHEDLAB_VM_KERNEL's), so that `--enforcer auto` loads it there.
+fn passing_trial() -> Result<String, String> {
+    let kernel_dir = match std::env::var("SCHEDLAB_VM_KERNEL") {
+        Ok(dir) => dir,
+        Err(_) => {
+            let out = Command::new(format!("{ROOT}/scripts/vm.sh"))
+                .output()
+                .map_err(|e| format!("cannot run scripts/vm.sh: {e}"))?;
+            if !out.status.success() {
+                return Err(format!("scripts/vm.sh failed: {}", String::from_utf8_lossy(&out.stderr)));
+            }
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        }
+    };
+    let kernel = std::fs::read_to_string(format!("{kernel_dir}/version"))
+        .map_err(|e| format!("no kernel version in {kernel_dir}: {e}"))?;
+    let dir = std::env::temp_dir().join(format!("schedlab-vm-trial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.join("trial.db");
+    let store = schedlab_store::Store::open(&path).map_err(|e| e.to_string())?;
+    store
+        .record_enforcer_trial(&schedlab_store::EnforcerTrial {
+            kernel: kernel.trim().to_string(),
+            enforcer: "sched-ext".into(),
+            at_unix_s: 0,
+            complete: true,
+            losses: 0,
+            summary: "kept by the VM test".into(),
+        })
+        .map_err(|e| e.to_string())?;
+    // Only trial.db goes into the VM: nothing may stay in the write-ahead log.
+    store.checkpoint().map_err(|e| e.to_string())?;
+    drop(store);
+    Ok(path.display().to_string())
 }
 
 fn which(program: &str) -> Option<String> {
@@ -124,6 +163,18 @@ fn a_stalled_scheduler_is_ejected_by_the_watchdog_with_the_kernels_reason() {
     assert!(log.contains("stall"), "the kernel's reason is reported: {log}");
     assert_eq!(fact("state-after-stall"), "disabled");
     assert_eq!(count_of("ext-tasks-after-stall").0, 0);
+}
+
+#[test]
+fn auto_loads_the_scheduler_only_after_a_trial_without_a_loss() {
+    assert_eq!(fact("untried-rc"), "0");
+    let untried = fact("untried-enforcer");
+    assert!(
+        untried.starts_with("system calls (schedlab's sched_ext scheduler was never judged on kernel"),
+        "{untried}"
+    );
+    // The daemon below ran with `auto` and a store holding a passing trial.
+    assert_eq!(fact("daemon-state"), "enabled schedlab", "{}", fact("daemon-log"));
 }
 
 #[test]

@@ -7,6 +7,13 @@ use std::path::Path;
 /// Where the kernel shows sched_ext's state.
 pub const SYSFS: &str = "/sys/kernel/sched_ext";
 
+/// The running kernel's release (`uname -r`), "unknown" where /proc does not say.
+pub fn release() -> String {
+    fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 /// The state of sched_ext on this kernel.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "state", content = "ops")]

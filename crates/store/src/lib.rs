@@ -17,6 +17,7 @@ mod pfs;
 mod private;
 mod rows;
 pub mod schema;
+mod trials;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,6 +31,7 @@ pub use private::StoreLock;
 pub use rows::{
     Burst, DependencyEdge, DurationStats, Model, Process, ProcessKey, SyscallCount, Window, WindowId,
 };
+pub use trials::EnforcerTrial;
 
 /// How long an operation waits for a lock held by another connection before it fails
 /// with [`Error::Locked`]: long enough for another command's short transaction, short

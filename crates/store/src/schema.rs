@@ -131,6 +131,20 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE journal_5 RENAME TO journal;
     CREATE INDEX journal_pending ON journal (undone, id);
     ",
+    // 6: what `schedlab bench suite` found of an enforcer on a kernel, which
+    // `schedlab run --enforcer auto` heeds.
+    "
+    CREATE TABLE enforcer_trials (
+        id        INTEGER PRIMARY KEY,
+        kernel    TEXT    NOT NULL,
+        enforcer  TEXT    NOT NULL,
+        at_unix_s INTEGER NOT NULL,
+        complete  INTEGER NOT NULL,
+        losses    INTEGER NOT NULL,
+        summary   TEXT    NOT NULL
+    );
+    CREATE INDEX enforcer_trials_kernel ON enforcer_trials (kernel, enforcer, id);
+    ",
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

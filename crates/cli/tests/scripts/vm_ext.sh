@@ -1,6 +1,6 @@
 # The sched_ext scheduler's checks, run inside the VM (crates/cli/tests/vm.rs boots it
 # with scripts/vm-run.sh): one boot, one `key: value` line per fact the test asserts.
-# /files holds hackbench.
+# /files holds hackbench and trial.db (a store with a passing trial of the scheduler).
 state() { cat /sys/kernel/sched_ext/state; }
 wait_state() {
     for _ in $(seq 1 240); do [ "$(state)" = "$1" ] && return 0; sleep 0.5; done
@@ -67,9 +67,18 @@ echo "pfs-rc: $?"
 echo "pfs-json: $(tr -d '\n' < /tmp/pfs.json)"
 sed 's/^/pfs-log: /' /tmp/pfs.err
 
-# The daemon on the scheduler: when the kernel ends it (here SysRq-S, which disables
-# any sched_ext scheduler), the daemon says why and goes on with the system calls.
-schedlab run --enforcer sched-ext --duration 30s --quiet --store /tmp/d.db --socket /tmp/d.sock > /tmp/daemon.log 2>&1 &
+# `--enforcer auto` (the default) without a trial of the scheduler on this kernel: the
+# system calls, and why.
+schedlab run --duration 2s --store /tmp/untried.db --socket /tmp/u.sock > /tmp/untried.log 2>&1
+echo "untried-rc: $?"
+echo "untried-enforcer: $(sed -n 's/.*decisions carried out by \(.*\); control socket.*/\1/p' /tmp/untried.log)"
+
+# The daemon on the scheduler, loaded by `auto` after a trial without a loss (the test
+# kept one in /files/trial.db for this kernel): when the kernel ends it (here SysRq-S,
+# which disables any sched_ext scheduler), the daemon says why and goes on with the
+# system calls.
+cp /files/trial.db /tmp/d.db
+schedlab run --duration 30s --store /tmp/d.db --socket /tmp/d.sock > /tmp/daemon.log 2>&1 &
 daemon=$!
 wait_state enabled
 echo "daemon-state: $(state) $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"

@@ -57,7 +57,7 @@ use std::time::{Duration, Instant};
 
 use schedlab_behavior::learn::Classifier;
 use schedlab_model::{Event, EventSink};
-use schedlab_store::Store;
+use schedlab_store::{EnforcerTrial, Store};
 
 use self::control::{ControlSocket, Request};
 use self::core::{Core, Predictor, Setup};
@@ -95,8 +95,10 @@ pub enum DaemonError {
 /// What carries the core's decisions out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Enforcer {
-    /// schedlab's sched_ext scheduler where the kernel has sched_ext and none other is
-    /// loaded; the system calls otherwise.
+    /// schedlab's sched_ext scheduler where the kernel has sched_ext, none other is
+    /// loaded, and the scheduler's last trial on this kernel (`schedlab bench suite
+    /// --enforcer sched-ext`, kept in the store) ran every workload and lost none; the
+    /// system calls otherwise (see [`sched_ext_trial_verdict`]).
     #[default]
     Auto,
     /// schedlab's sched_ext scheduler, or the daemon does not start.
@@ -105,28 +107,75 @@ pub enum Enforcer {
     Syscalls,
 }
 
+/// The name enforcer trials give the sched_ext scheduler (`--enforcer`'s spelling).
+pub const SCHED_EXT_TRIAL: &str = "sched-ext";
+
+/// Whether `auto` may load the sched_ext scheduler on kernel `kernel`, given its last
+/// trial there (`None`: never judged): only where that trial ran every workload of the
+/// suite and lost none. Do no harm, measured: the scheduler wins where it can (SWAP's
+/// client-server, hackbench's pipes, the wake-up tail in the VM of issue 12) but a
+/// sched_ext scheduler's own path costs every wake-up a little, which under qemu's TCG
+/// was 10 % of cyclictest's median; whether it is as much on a machine's hardware only
+/// that machine can say. `Err` says why not, and how to judge it.
+pub fn sched_ext_trial_verdict(trial: Option<&EnforcerTrial>, kernel: &str) -> Result<(), String> {
+    const JUDGE: &str = "`schedlab bench suite --enforcer sched-ext` judges it; \
+                         `--enforcer sched-ext` loads it anyway";
+    match trial {
+        None => Err(format!("schedlab's sched_ext scheduler was never judged on kernel {kernel}: {JUDGE}")),
+        Some(t) if !t.complete => Err(format!(
+            "the last trial of schedlab's sched_ext scheduler on kernel {kernel} ran only some workloads \
+             ({}): {JUDGE}",
+            t.summary
+        )),
+        Some(t) if t.losses > 0 => Err(format!(
+            "in its last trial on kernel {kernel} schedlab's sched_ext scheduler lost {} workload metric(s) \
+             to bare Linux ({}): {JUDGE}",
+            t.losses, t.summary
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// How the daemon names the sched_ext scheduler as its enforcer (in its stats).
+pub const SCHED_EXT_ENFORCER: &str = "schedlab's sched_ext scheduler";
+
+/// What `--enforcer auto` picks on this machine, with the trials kept in `store`:
+/// `Ok(())` for the sched_ext scheduler, `Err(why)` for the system calls.
+pub fn auto_choice(store: &Store) -> Result<Result<(), String>, DaemonError> {
+    use schedlab_ext::kernel::State;
+    Ok(match State::read() {
+        Ok(State::Absent) => Err("this kernel has no sched_ext".into()),
+        Ok(State::Disabled) => {
+            let kernel = schedlab_ext::kernel::release();
+            let trial = store.last_enforcer_trial(&kernel, SCHED_EXT_TRIAL)?;
+            sched_ext_trial_verdict(trial.as_ref(), &kernel)
+        }
+        Ok(other) => Err(format!("another sched_ext scheduler: {other}")),
+        Err(e) => Err(format!("reading /sys/kernel/sched_ext: {e}")),
+    })
+}
+
 /// Loads the sched_ext scheduler as `choice` says; `None` and why for the system calls.
 fn choose_enforcer(
     choice: Enforcer,
     dry_run: bool,
+    store: &Store,
     tunables: &schedlab_ext::plan::Tunables,
 ) -> Result<(Option<SchedExt>, String), DaemonError> {
-    use schedlab_ext::kernel::State;
     use schedlab_ext::scheduler::{ExtError, Scheduler};
     let syscalls = |why: String| Ok((None, format!("system calls ({why})")));
     match choice {
         Enforcer::Syscalls => return syscalls("chosen".into()),
         _ if dry_run => return syscalls("a dry run loads no scheduler".into()),
-        Enforcer::Auto => match State::read() {
-            Ok(State::Absent) => return syscalls("this kernel has no sched_ext".into()),
-            Ok(State::Disabled) => {}
-            Ok(other) => return syscalls(format!("another sched_ext scheduler: {other}")),
-            Err(e) => return syscalls(format!("reading /sys/kernel/sched_ext: {e}")),
-        },
+        Enforcer::Auto => {
+            if let Err(why) = auto_choice(store)? {
+                return syscalls(why);
+            }
+        }
         Enforcer::SchedExt => {}
     }
     match Scheduler::load(tunables, Duration::from_secs(120)) {
-        Ok(s) => Ok((Some(SchedExt::new(s)), "schedlab's sched_ext scheduler".into())),
+        Ok(s) => Ok((Some(SchedExt::new(s)), SCHED_EXT_ENFORCER.into())),
         Err(e @ ExtError::Bpf { .. }) | Err(e @ ExtError::NotEnabled(..)) | Err(e @ ExtError::Exited(_))
             if choice == Enforcer::Auto =>
         {
@@ -309,7 +358,7 @@ impl<'s> Daemon<'s> {
             lend_ns: d.boost_max_ms * 1_000_000,
             ..Default::default()
         };
-        let (sched_ext, enforcer) = choose_enforcer(enforcer, dry_run, &tunables)?;
+        let (sched_ext, enforcer) = choose_enforcer(enforcer, dry_run, store, &tunables)?;
         // The scheduler lends turns in the kernel: the daemon only learns who provides
         // for whom, which can wait for the next batch of events.
         observer.set_wake_on_watched(sched_ext.is_none());
@@ -507,5 +556,34 @@ impl<'s> Daemon<'s> {
             let _ = store.save_pfs(pfs);
         }
         let _ = store.save_confidences(&self.core.confidences(&self.live));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trial(complete: bool, losses: u32) -> EnforcerTrial {
+        EnforcerTrial {
+            kernel: "7.3.0-1-amd64".into(),
+            enforcer: SCHED_EXT_TRIAL.into(),
+            at_unix_s: 1_800_000_000,
+            complete,
+            losses,
+            summary: "wakeup p50 1.10 (1.09-1.15)".into(),
+        }
+    }
+
+    #[test]
+    fn auto_loads_sched_ext_only_after_a_complete_trial_without_a_loss() {
+        let k = "7.3.0-1-amd64";
+        assert_eq!(sched_ext_trial_verdict(Some(&trial(true, 0)), k), Ok(()));
+        let never = sched_ext_trial_verdict(None, k).unwrap_err();
+        assert!(never.contains("never judged on kernel 7.3.0-1-amd64"), "{never}");
+        assert!(never.contains("schedlab bench suite --enforcer sched-ext"), "{never}");
+        let lost = sched_ext_trial_verdict(Some(&trial(true, 1)), k).unwrap_err();
+        assert!(lost.contains("lost 1 workload metric(s)") && lost.contains("wakeup p50 1.10"), "{lost}");
+        let partial = sched_ext_trial_verdict(Some(&trial(false, 0)), k).unwrap_err();
+        assert!(partial.contains("ran only some workloads"), "{partial}");
     }
 }

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the oldest kernel schedlab's sched_ext scheduler supports, 6.12, for the VM
+# harness, to check that the one BPF object loads there too (CO-RE, and the dispatch
+# kfuncs' names before 6.13's renames): Debian's 6.12 (trixie) is built without
+# CONFIG_SCHED_CLASS_EXT, so its source (`linux-source-6.12`, from trixie on the mirror
+# the machine's apt uses, through a private apt as scripts/vm.sh does) is configured
+# from x86_64_defconfig plus what the scheduler and the daemon need, and built.
+#
+# Not part of `make test` (it takes about half an hour on 2 cores). Prints the
+# directory to give scripts/vm-run.sh as SCHEDLAB_VM_KERNEL: `vmlinuz`, `config`,
+# `version` and an empty `modules/` (UNIX_DIAG is built in). Idempotent.
+# Packages: flex, bison, bc, dwarves (pahole, for BTF), libelf-dev, libssl-dev.
+set -euo pipefail
+cache=${SCHEDLAB_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedlab/vm}/kernel-6.12
+mkdir -p "$cache/apt/lists/partial" "$cache/apt/archives/partial" "$cache/modules"
+[ -s "$cache/vmlinuz" ] && [ -s "$cache/config" ] && { echo "$cache"; exit 0; }
+
+mirror=$(grep -rhoE 'https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
+    | head -n 1 | tr -d ' ' || true)
+mirror=${mirror:-http://deb.debian.org/debian}
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} trixie main" \
+    > "$cache/apt/sources.list"
+apt_opts=(
+    -o "Dir::Etc::sourcelist=$cache/apt/sources.list" -o Dir::Etc::sourceparts=-
+    -o "Dir::State::Lists=$cache/apt/lists" -o Dir::State::status=/dev/null
+    -o "Dir::Cache::archives=$cache/apt/archives" -o Debug::NoLocking=1 -o APT::Architecture=amd64
+    -o APT::Sandbox::User=root
+)
+apt-get -qq "${apt_opts[@]}" update >&2
+(cd "$cache/apt/archives" && apt-get -q "${apt_opts[@]}" download linux-source-6.12 >&2)
+rm -rf "$cache/src" && mkdir -p "$cache/src"
+dpkg-deb --fsys-tarfile "$cache/apt/archives"/linux-source-6.12_*.deb \
+    | tar -x -O --wildcards './usr/src/linux-source-6.12.tar.xz' | tar -xJ -C "$cache/src" --strip-components=1
+rm -f "$cache/apt/archives"/linux-source-6.12_*.deb
+
+cd "$cache/src"
+make -s x86_64_defconfig
+# sched_ext and its prerequisites (BTF from DWARF by pahole); the observer's
+# tracepoint and fentry programs; what the daemon and the harness use (UNIX_DIAG for a
+# socket's peer, built in: the VM loads no modules here).
+scripts/config \
+    -e BPF_SYSCALL -e BPF_JIT -e BPF_JIT_ALWAYS_ON \
+    -e DEBUG_INFO -d DEBUG_INFO_NONE -e DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT -e DEBUG_INFO_BTF \
+    -e SCHED_CLASS_EXT \
+    -e FTRACE -e FUNCTION_TRACER -e DYNAMIC_FTRACE -e KPROBES -e KPROBE_EVENTS -e BPF_EVENTS \
+    -e UNIX_DIAG -e INET_DIAG -e POSIX_MQUEUE -e SYSVIPC -e CGROUPS -e CGROUP_BPF
+make -s olddefconfig
+grep -q '^CONFIG_SCHED_CLASS_EXT=y' .config || { echo "vm-kernel-6.12.sh: SCHED_CLASS_EXT did not stick" >&2; exit 1; }
+make -s -j"$(nproc)" bzImage >&2
+cp arch/x86/boot/bzImage "$cache/vmlinuz"
+cp .config "$cache/config"
+make -s kernelrelease > "$cache/version"
+echo "$cache"

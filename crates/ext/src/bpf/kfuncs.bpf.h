@@ -55,6 +55,14 @@ struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 void bpf_task_release(struct task_struct *p) __ksym;
 bool bpf_cpumask_test_cpu(u32 cpu, const struct cpumask *cpumask) __ksym;
 
+/*
+ * sched_ext's flags whose values moved between kernels are read from the running
+ * kernel's BTF (CO-RE) rather than taken from vmlinux.h: SCX_ENQ_HEAD is 1 << 4 on 6.12
+ * and 1 << 16 on 7.3. (The other flags used here have the same values on both, checked
+ * against each kernel's BTF: bpftool btf dump file /sys/kernel/btf/vmlinux format c.)
+ */
+#define ENQ_HEAD bpf_core_enum_value(enum scx_enq_flags, SCX_ENQ_HEAD)
+
 /* A sched_ext callback, and one that may sleep (ops.init, ops.init_task). */
 #define BPF_STRUCT_OPS(name, args...) SEC("struct_ops/" #name) BPF_PROG(name, ##args)
 #define BPF_STRUCT_OPS_SLEEPABLE(name, args...) SEC("struct_ops.s/" #name) BPF_PROG(name, ##args)

@@ -417,23 +417,44 @@ s32 BPF_STRUCT_OPS(schedlab_select_cpu, struct task_struct *p, s32 prev_cpu, u64
 }
 
 /*
+ * How many CPUs a waking looks at (for its clock and a task to preempt): on bigger
+ * machines the SCAN_CPUS ids from the waking task's CPU on, wrapping, so that a waking
+ * costs the same on 1,024 CPUs as on 64, as the kernel's own search for an idle CPU
+ * (select_idle_cpu) bounds its scan. Neighbouring ids usually share a cache.
+ */
+#define SCAN_CPUS 64
+
+/* The `i`-th CPU a waking on `start` looks at. */
+static __always_inline u32 scan_cpu(u32 start, u32 i)
+{
+	u32 cpu = start + i;
+
+	return cpu < nr_cpus ? cpu : cpu - nr_cpus;
+}
+
+static __always_inline u32 scan_len(void)
+{
+	return nr_cpus < SCAN_CPUS ? nr_cpus : SCAN_CPUS;
+}
+
+/*
  * The clock a waking task of class `c` is placed against: the least vtime among the
- * class's running tasks, or the class clock when none runs. Not the class clock (the
+ * class's running tasks (on the CPUs scanned from `start`), or the class clock when
+ * none runs there. Not the class clock (the
  * highest vtime that started running): tasks bound to different CPUs never compete,
  * so their vtimes drift apart, and beside hogs bound to each CPU the highest pulled a
  * sleeper's vtime above the hogs of the other CPU, where it then waited for a slice
  * end (cyclictest's median wake-up latency 4 ms, bare Linux's 0.08 ms).
  */
-static __always_inline u64 clock_of(u32 c)
+static __always_inline u64 clock_of(u32 c, u32 start)
 {
 	u64 least = ~0ULL;
-	u32 cpu;
+	u32 i;
 
-	bpf_for(cpu, 0, nr_cpus) {
+	bpf_for(i, 0, scan_len()) {
+		u32 cpu = scan_cpu(start, i);
 		struct running *r;
 
-		if (cpu >= MAX_CPUS)
-			break;
 		r = bpf_map_lookup_elem(&cpu_running, &cpu);
 		if (r && r->busy && r->class_id == c && r->vtime < least)
 			least = r->vtime;
@@ -441,20 +462,19 @@ static __always_inline u64 clock_of(u32 c)
 	return least != ~0ULL ? least : class_clock[c];
 }
 
-/* The CPU whose running task is furthest behind `p` (vtime `vtime`, class `c`), if one
- * is more than wakeup_gran_ns behind; -1 for none. */
-static __always_inline s32 preempt_victim(struct task_struct *p, u32 c, u64 vtime)
+/* The CPU (of those scanned from `start`) whose running task is furthest behind `p`
+ * (vtime `vtime`, class `c`), if one is more than wakeup_gran_ns behind; -1 for none. */
+static __always_inline s32 preempt_victim(struct task_struct *p, u32 c, u64 vtime, u32 start)
 {
 	s32 victim = -1;
 	u64 worst = 0;
-	u32 cpu;
+	u32 i;
 
-	bpf_for(cpu, 0, nr_cpus) {
+	bpf_for(i, 0, scan_len()) {
+		u32 cpu = scan_cpu(start, i);
 		struct running *r;
 		u64 ahead, mine;
 
-		if (cpu >= MAX_CPUS)
-			break;
 		r = bpf_map_lookup_elem(&cpu_running, &cpu);
 		if (!r || !r->busy || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
@@ -490,7 +510,7 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 	u64 vtime, slice, floor;
 	s32 idle, victim = -1;
 	bool sync;
-	u32 c;
+	u32 c, start;
 
 	if (stall_tid && BPF_CORE_READ(p, pid) == stall_tid) {
 		dsq_insert(p, STALL_DSQ, slice_ns, enq_flags);
@@ -509,7 +529,10 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 	t->sync_wake = 0;
 
 	/* At most one slice of credit for a sleeper, and for a class that was idle. */
-	floor = clock_of(c);
+	start = (u32)scx_bpf_task_cpu(p);
+	if (start >= nr_cpus)
+		start = 0;
+	floor = clock_of(c, start);
 	floor = floor > slice ? floor - slice : 0;
 	t->vtime = max_u64(t->vtime, floor);
 	if (scx_bpf_dsq_nr_queued(c) == 0) {
@@ -524,8 +547,21 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 
 	count(STAT_ENQUEUE);
 	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	/*
+	 * An idle CPU the task's class may use takes it at once, on its local queue, as
+	 * select_cpu's direct path does: a waking that skipped select_cpu (a task bound to
+	 * one CPU, as cyclictest's measuring thread is) would otherwise go through the
+	 * class's queue and that CPU's ops.dispatch after its kick, which in the VM was most
+	 * of the 9 us an idle enqueue took.
+	 */
+	if (idle >= 0 && class_has_cpu(c, idle)) {
+		count(STAT_DIRECT);
+		dsq_insert(p, SCX_DSQ_LOCAL_ON | (u32)idle, slice, enq_flags);
+		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+		return;
+	}
 	if (idle < 0 && (enq_flags & SCX_ENQ_WAKEUP) && !timeshare && !sync)
-		victim = preempt_victim(p, c, vtime);
+		victim = preempt_victim(p, c, vtime, start);
 	/*
 	 * A waking task that preempts, and would be first in its class's queue anyway, goes
 	 * straight to the victim's local queue, to run there next: as EEVDF's wake-up
@@ -540,7 +576,7 @@ void BPF_STRUCT_OPS(schedlab_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	if (timeshare)
 		/* The back of the queue; a provider in its requester's turn, the front. */
-		dsq_insert(p, c, slice, enq_flags | (vtime < t->vtime ? SCX_ENQ_HEAD : 0));
+		dsq_insert(p, c, slice, enq_flags | (vtime < t->vtime ? ENQ_HEAD : 0));
 	else
 		dsq_insert_vtime(p, c, slice, vtime, enq_flags);
 

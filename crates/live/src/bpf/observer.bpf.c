@@ -144,7 +144,7 @@ struct rec {
 	u32 cpu;
 	u32 pid;         /* switch: prev; waking: waker; fork: parent; exec/exit/enter: the task */
 	u32 tgid;        /* thread group of `pid` where known (0 otherwise) */
-	u32 pid2;        /* switch: next; waking: wakee; fork: child; exec: old pid; exit: group dead */
+	u32 pid2;        /* switch: next; waking: wakee; fork: child; exec: old pid */
 	u32 nr;          /* enter: the call; switch: the call the blocked prev is in; waking: the
 			    call the waker is in, when SWAP looks at it (NO_SYSCALL otherwise) */
 	s64 value;       /* switch: prev_state (report form); waking: target cpu; exit: exit code;
@@ -285,6 +285,7 @@ static __always_inline struct rec *reserve(u32 type)
 	r->type = type;
 	r->cpu = bpf_get_smp_processor_id();
 	r->tgid = 0;
+	r->pid2 = 0;
 	r->value = 0;
 	clear_call(r);
 	r->comm[0] = 0;
@@ -574,8 +575,10 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* Only the exiting task (the tracepoint's `group_dead` exists from kernel 6.16 on, and a
+ * program that names it does not load on older kernels). */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+int BPF_PROG(on_exit, struct task_struct *p)
 {
 	u64 pid_tgid = bpf_get_current_pid_tgid();
 	if ((u32)(pid_tgid >> 32) == self_tgid)
@@ -586,7 +589,6 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	r->pid = p->pid;
 	r->tgid = pid_tgid >> 32;
 	r->value = p->exit_code;
-	r->pid2 = group_dead;
 	bpf_probe_read_kernel(r->comm, sizeof(r->comm), p->comm);
 	bpf_ringbuf_submit(r, wakeup_flag());
 	return 0;

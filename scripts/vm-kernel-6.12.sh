@@ -12,7 +12,7 @@
 # Packages: flex, bison, bc, dwarves (pahole, for BTF), libelf-dev, libssl-dev.
 set -euo pipefail
 cache=${SCHEDLAB_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedlab/vm}/kernel-6.12
-mkdir -p "$cache/apt/lists/partial" "$cache/apt/archives/partial" "$cache/modules"
+mkdir -p "$cache/modules"
 # sched_ext and its prerequisites (BTF from DWARF by pahole); the observer's
 # tracepoint and fentry programs; what the daemon and the harness use (UNIX_DIAG for a
 # socket's peer, built in: the VM loads no modules here; SCHED_DEBUG for
@@ -30,18 +30,8 @@ options=(
 # Built already with these options.
 [ -s "$cache/vmlinuz" ] && [ "$(cat "$cache/options" 2>/dev/null)" = "${options[*]}" ] && { echo "$cache"; exit 0; }
 
-mirror=$(grep -rhoE 'https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
-    | head -n 1 | tr -d ' ' || true)
-mirror=${mirror:-http://deb.debian.org/debian}
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} trixie main" \
-    > "$cache/apt/sources.list"
-apt_opts=(
-    -o "Dir::Etc::sourcelist=$cache/apt/sources.list" -o Dir::Etc::sourceparts=-
-    -o "Dir::State::Lists=$cache/apt/lists" -o Dir::State::status=/dev/null
-    -o "Dir::Cache::archives=$cache/apt/archives" -o Debug::NoLocking=1 -o APT::Architecture=amd64
-    -o APT::Sandbox::User=root
-)
-apt-get -qq "${apt_opts[@]}" update >&2
+. "$(dirname "$0")/private-apt.sh"
+private_apt "$cache/apt" trixie
 (cd "$cache/apt/archives" && apt-get -q "${apt_opts[@]}" download linux-source-6.12 >&2)
 rm -rf "$cache/src" && mkdir -p "$cache/src"
 dpkg-deb --fsys-tarfile "$cache/apt/archives"/linux-source-6.12_*.deb \

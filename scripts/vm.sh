@@ -29,37 +29,18 @@
 # `linux-base-VERSION-amd64` (usr/lib/modules/VERSION-amd64/config), and whose modules
 # are in `linux-modules-VERSION-amd64` (107 MB; its .deb is deleted once the module is
 # taken out, xz-compressed as CONFIG_MODULE_COMPRESS_XZ says); bookworm's
-# debian-archive-keyring verifies trixie. apt fetches as root into a directory its
-# `_apt` user cannot enter, and says so: harmless (no sandbox for a download).
+# debian-archive-keyring verifies trixie.
 set -euo pipefail
 cache=${SCHEDLAB_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedlab/vm}
 mkdir -p "$cache/kernel"
 
-# The mirror the machine's apt uses for Debian (deb822 or one-line sources).
-mirror=$(grep -rhoE 'https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
-    | head -n 1 | tr -d ' ' || true)
-mirror=${mirror:-http://deb.debian.org/debian}
-
-# A private apt for one suite of that mirror, under $cache/$1: sets apt_opts and
-# apt_dir, and updates its lists.
-private_apt() {
-    apt_dir="$cache/$1"
-    mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
-    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} $2 main" \
-        > "$apt_dir/sources.list"
-    apt_opts=(
-        -o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o Dir::Etc::sourceparts=-
-        -o "Dir::State::Lists=$apt_dir/lists" -o Dir::State::status=/dev/null
-        -o "Dir::Cache::archives=$apt_dir/archives" -o Debug::NoLocking=1 -o APT::Architecture=amd64
-        -o APT::Sandbox::User=root
-    )
-    apt-get -qq "${apt_opts[@]}" update >&2
-}
+. "$(dirname "$0")/private-apt.sh"
 
 # qemu from the system's backports suite (see above), once per version.
 codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 if [ -n "$codename" ]; then
-    private_apt apt-qemu "$codename-backports"
+    apt_dir="$cache/apt-qemu"
+    private_apt "$apt_dir" "$codename-backports"
     qemu_version=$(apt-cache "${apt_opts[@]}" show qemu-system-x86 2>/dev/null \
         | sed -n 's/^Version: //p' | head -n 1 || true)
     if [ -n "$qemu_version" ] && [ "$(cat "$cache/qemu/version" 2>/dev/null)" != "$qemu_version" ]; then
@@ -74,12 +55,13 @@ if [ -n "$codename" ]; then
     fi
 fi
 
-private_apt apt trixie-backports
+apt_dir="$cache/apt"
+private_apt "$apt_dir" trixie-backports
 
 # The version the meta-package pins: linux-image-amd64 depends on linux-image-V-amd64.
 flavour=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null \
     | grep -oE 'linux-image-[0-9][^ ]*-amd64' | head -n 1)
-[ -n "$flavour" ] || { echo "vm.sh: no linux-image-amd64 in trixie-backports at $mirror" >&2; exit 1; }
+[ -n "$flavour" ] || { echo "vm.sh: no linux-image-amd64 in trixie-backports" >&2; exit 1; }
 version=${flavour#linux-image-}
 modules=(net/unix/unix_diag.ko)
 if [ "$(cat "$cache/version" 2>/dev/null)" = "$version" ] && [ -s "$cache/vmlinuz" ] && [ -s "$cache/config" ] \

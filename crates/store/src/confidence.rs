@@ -44,9 +44,7 @@ mod tests {
 
     #[test]
     fn confidences_are_kept_and_replaced() {
-        let path = std::env::temp_dir().join(format!("schedlab-confidence-{}.db", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        let store = Store::open(&path).unwrap();
+        let store = crate::TestStore::new("confidence");
         let c = |program: &str, confidence| ProgramConfidence {
             program: program.into(),
             kind: "pipe".into(),
@@ -55,9 +53,5 @@ mod tests {
         store.save_confidences(&[c("/bin/a", 30), c("/bin/b", 5)]).unwrap();
         store.save_confidences(&[c("/bin/a", 35)]).unwrap();
         assert_eq!(store.confidences().unwrap(), vec![c("/bin/a", 35), c("/bin/b", 5)]);
-        drop(store);
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
     }
 }

@@ -129,3 +129,36 @@ impl Store {
         Error::BadValue { path: self.path.clone(), column, value: value.into() }
     }
 }
+
+/// A store in a file of its own for a unit test, deleted with its companions when dropped.
+#[cfg(test)]
+pub(crate) struct TestStore(Store);
+
+#[cfg(test)]
+impl TestStore {
+    /// A new, empty store named after `name` and this process.
+    pub(crate) fn new(name: &str) -> TestStore {
+        let path = std::env::temp_dir().join(format!("schedlab-{name}-{}.db", std::process::id()));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        TestStore(Store::open(&path).unwrap())
+    }
+}
+
+#[cfg(test)]
+impl std::ops::Deref for TestStore {
+    type Target = Store;
+    fn deref(&self) -> &Store {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+impl Drop for TestStore {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", self.0.path.display()));
+        }
+    }
+}

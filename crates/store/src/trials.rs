@@ -62,9 +62,7 @@ mod tests {
 
     #[test]
     fn the_last_trial_of_a_kernel_and_enforcer_is_found() {
-        let path = std::env::temp_dir().join(format!("schedlab-trials-{}.db", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        let store = Store::open(&path).unwrap();
+        let store = crate::TestStore::new("trials");
         let trial = |kernel: &str, enforcer: &str, losses| EnforcerTrial {
             kernel: kernel.into(),
             enforcer: enforcer.into(),
@@ -87,9 +85,5 @@ mod tests {
             Some(trial("6.12.0", "sched-ext", 3))
         );
         assert_eq!(store.last_enforcer_trial("6.13.0", "sched-ext").unwrap(), None);
-        drop(store);
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
     }
 }

@@ -246,11 +246,11 @@ fn keep_trial(
 /// enforcer throughout, or none.
 #[cfg(target_os = "linux")]
 fn trial_enforcer(used: &[String]) -> Option<&'static str> {
-    use schedlab_live::daemon::{SCHED_EXT_ENFORCER, SCHED_EXT_TRIAL};
+    use schedlab_live::daemon::{SCHED_EXT_ENFORCER, SCHED_EXT_TRIAL, SYSCALLS_ENFORCER};
     match used {
         [one] if one == SCHED_EXT_ENFORCER => Some(SCHED_EXT_TRIAL),
         [] => None,
-        all if all.iter().all(|e| e.starts_with("system calls")) => Some("syscalls"),
+        all if all.iter().all(|e| e.starts_with(SYSCALLS_ENFORCER)) => Some("syscalls"),
         _ => None,
     }
 }

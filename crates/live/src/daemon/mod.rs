@@ -139,6 +139,10 @@ pub fn sched_ext_trial_verdict(trial: Option<&EnforcerTrial>, kernel: &str) -> R
 /// How the daemon names the sched_ext scheduler as its enforcer (in its stats).
 pub const SCHED_EXT_ENFORCER: &str = "schedlab's sched_ext scheduler";
 
+/// How the daemon's name of the system calls as its enforcer begins (then why, in
+/// parentheses).
+pub const SYSCALLS_ENFORCER: &str = "system calls";
+
 /// What `--enforcer auto` picks on this machine, with the trials kept in `store`:
 /// `Ok(())` for the sched_ext scheduler, `Err(why)` for the system calls.
 pub fn auto_choice(store: &Store) -> Result<Result<(), String>, DaemonError> {
@@ -163,7 +167,7 @@ fn choose_enforcer(
     tunables: &schedlab_ext::plan::Tunables,
 ) -> Result<(Option<SchedExt>, String), DaemonError> {
     use schedlab_ext::scheduler::{ExtError, Scheduler};
-    let syscalls = |why: String| Ok((None, format!("system calls ({why})")));
+    let syscalls = |why: String| Ok((None, format!("{SYSCALLS_ENFORCER} ({why})")));
     match choice {
         Enforcer::Syscalls => return syscalls("chosen".into()),
         _ if dry_run => return syscalls("a dry run loads no scheduler".into()),

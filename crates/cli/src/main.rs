@@ -1,5 +1,5 @@
-//! The `schedlab` command: one subcommand per job, over the simulator and (later) the
-//! live machine. This file holds the top-level options and the dispatch; each
+//! The `schedlab` command: one subcommand per job, over the simulator and the live
+//! machine. This file holds the top-level options and the dispatch; each
 //! subcommand lives in the module named after it.
 
 mod bench;
@@ -149,6 +149,17 @@ mod tests {
             Command::Simulate(s) => s,
             other => panic!("parsed as {other:?}"),
         })
+    }
+
+    #[test]
+    fn cpus_are_refused_past_what_the_simulator_models_naming_the_limit() {
+        assert_eq!(parse_simulate(&["--cpus", "64"]).unwrap().cpus, Some(64));
+        for args in
+            [&["simulate", "--cpus", "65"][..], &["tune", "--cpus", "65"], &["validate", "--cpus", "65"]]
+        {
+            let e = parse(args).unwrap_err().to_string();
+            assert!(e.contains("1..=64"), "{args:?}: {e}");
+        }
     }
 
     #[test]

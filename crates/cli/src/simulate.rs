@@ -75,11 +75,12 @@ pub struct SimulateOpts {
     #[arg(value_name = "WORKLOAD")]
     pub workload: Option<String>,
 
-    /// Number of simulated CPUs [default: the CPUs this process may use here].
+    /// Number of simulated CPUs, 1 to 64 [default: the CPUs this process may use here,
+    /// at most 64].
     ///
     /// Also scales the fair-class tunables' defaults by 1 + ilog2(min(cpus, 8)), as the
     /// kernel does.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=schedlab_sim::MAX_CPUS as i64))]
     pub cpus: Option<u32>,
 
     /// The fair class that SCHED_OTHER, SCHED_BATCH and SCHED_IDLE tasks get: CFS
@@ -173,7 +174,7 @@ fn fair_parser() -> impl TypedValueParser<Value = FairFlavor> {
 
 /// Runs `schedlab simulate`.
 pub fn run(opts: &SimulateOpts) -> Result<()> {
-    let cpus = opts.cpus.unwrap_or_else(host_cpus);
+    let cpus = opts.cpus.unwrap_or_else(|| host_cpus().min(schedlab_sim::MAX_CPUS));
     let mut config = SimConfig::new(cpus, opts.fair);
     config.seed = opts.seed;
     tunables::apply(&mut config.tunables, &opts.set).map_err(|e| anyhow::anyhow!("--set {e}"))?;
@@ -254,7 +255,7 @@ pub fn run(opts: &SimulateOpts) -> Result<()> {
 }
 
 /// The CPUs this process may run on (affinity and cgroup limits), at least 1.
-fn host_cpus() -> u32 {
+pub(crate) fn host_cpus() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
 }
 

@@ -73,8 +73,9 @@ pub struct TuneOpts {
     /// The workload, as for `schedlab simulate` (an rt-app JSON file or a built-in).
     #[arg(long, value_name = "SPEC", default_value = PAPER_WORKLOAD)]
     pub workload: String,
-    /// Number of simulated CPUs (the tunables' defaults scale with it as in the kernel).
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// Number of simulated CPUs, 1 to 64 (the tunables' defaults scale with it as in the
+    /// kernel).
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=schedlab_sim::MAX_CPUS as i64))]
     pub cpus: u32,
     /// Set another tunable for every run, e.g. `--set hrtick=1` (as for `simulate`).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = tunables::parse_setting)]

@@ -76,8 +76,8 @@ pub struct ValidateOpts {
     #[arg(long)]
     pub no_calibrate: bool,
 
-    /// Simulated CPUs [default: the CPUs this process may use here].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// Simulated CPUs, 1 to 64 [default: the CPUs this process may use here].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=schedlab_sim::MAX_CPUS as i64))]
     pub cpus: Option<u32>,
 
     /// Set a simulator tunable after the calibration, e.g. `--set base_slice_ns=3ms`;
@@ -269,10 +269,6 @@ mod linux {
         median(&v.iter().map(|&x| x as f64).collect::<Vec<_>>()).unwrap_or(0.0).round() as u64
     }
 
-    fn host_cpus() -> u32 {
-        std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
-    }
-
     fn progress(opts: &ValidateOpts, msg: &str) {
         if !opts.json {
             eprintln!("{msg}");
@@ -280,7 +276,7 @@ mod linux {
     }
 
     pub(super) fn validate(opts: &ValidateOpts) -> Result<ValidateReport> {
-        let cpus = opts.cpus.unwrap_or_else(host_cpus);
+        let cpus = opts.cpus.unwrap_or_else(crate::simulate::host_cpus);
         let mut config = SimConfig::new(cpus, FairFlavor::Eevdf);
         let mut set = Vec::new();
         let calibration = if opts.no_calibrate {

@@ -1,10 +1,20 @@
-//! The live world on Linux: the eBPF observer ([`observer`], Linux only), the
-//! dependencies SWAP finds in its events ([`dependencies`]) and the peers of UNIX
-//! sockets they need ([`socket_peers`], Linux only), and the daemon's configuration
-//! ([`config`]), the cpuset cgroups the actuator moves processes into ([`cgroup`],
-//! Linux only), and the model's process profiles from an observation window
-//! ([`profile`]), the same for `observe` and the daemon; process names made safe to
-//! print ([`text`]).
+//! The live world on Linux.
+//!
+//! - Seeing: the eBPF observer ([`observer`]), the dependencies SWAP finds in its events
+//!   ([`dependencies`]) and the peers of UNIX sockets they need ([`socket_peers`]),
+//!   what a process is doing now ([`activity`]), `/proc` reads ([`process`]), and the
+//!   model's process profiles from an observation window ([`profile`]), the same for
+//!   `observe` and the daemon.
+//! - Acting: the daemon ([`daemon`]) with its configuration ([`config`]), the journaled
+//!   changes it makes to processes ([`actuator`], [`settings`]) and the cpuset cgroups
+//!   it moves them into ([`cgroup`]).
+//! - Measuring (to move to an experiments crate, issue 13): the live benchmarks and the
+//!   do-no-harm suite ([`bench`]) and the comparison of real and simulated runs
+//!   ([`validate`]).
+//! - Process names made safe to print ([`text`]).
+//!
+//! Everything but the configuration, the dependencies, the profiles, the activity and
+//! the text is Linux only.
 
 pub mod activity;
 #[cfg(target_os = "linux")]

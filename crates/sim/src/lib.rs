@@ -12,6 +12,10 @@ pub mod weights;
 mod workload;
 pub mod workloads;
 
+/// The most CPUs the simulator models: a task's affinity is a 64-bit mask (issue 14
+/// lifts this).
+pub const MAX_CPUS: u32 = 64;
+
 pub use config::{parse_duration, tunable_scale, FairFlavor, SimConfig, TunableValue, Tunables};
 pub use program::{Fd, FlockOp, Op, Program, ProgramId, SignalTarget};
 pub use report::{Percentiles, Report, TaskReport};

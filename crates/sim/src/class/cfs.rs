@@ -4,7 +4,7 @@
 //! its weight's share of the period (`sched_latency`, or `nr * min_granularity` past
 //! `nr_latency` tasks); the tick preempts the current task when it used its slice or
 //! leads the leftmost by more than a slice. A waking task preempts when the current
-//! task's vruntime leads it by more than `wakeup_granularity` (scaled to the waker's
+//! task's vruntime leads it by more than `wakeup_granularity` (scaled to the woken task's
 //! weight). Sleepers are placed half a latency behind `min_vruntime`
 //! (GENTLE_FAIR_SLEEPERS), new tasks one virtual slice ahead (START_DEBIT).
 //!

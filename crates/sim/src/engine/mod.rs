@@ -135,8 +135,12 @@ impl<'a, F: FairClass> Engine<'a, F> {
         fair: F,
         hooks: Hooks<'a>,
     ) -> Result<Self, SimError> {
-        if !(1..=64).contains(&config.cpus) {
-            return Err(SimError::Config(format!("{} CPUs: the simulator supports 1 to 64", config.cpus)));
+        if !(1..=crate::MAX_CPUS).contains(&config.cpus) {
+            return Err(SimError::Config(format!(
+                "{} CPUs: the simulator supports 1 to {}",
+                config.cpus,
+                crate::MAX_CPUS
+            )));
         }
         workload.validate(config.cpus).map_err(SimError::Workload)?;
         let t = config.tunables.clone();

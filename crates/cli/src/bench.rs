@@ -109,7 +109,7 @@ pub struct DepsOpts {
     #[arg(long)]
     pub no_reference: bool,
     /// Stop (and fail) if the whole run takes longer than this (with a unit: 90s, 900s).
-    #[arg(long, value_name = "DURATION", default_value = "900s", value_parser = crate::observe::duration_parser)]
+    #[arg(long, value_name = "DURATION", default_value = "900s", value_parser = crate::args::duration)]
     pub time_limit: Ns,
     /// Paper 004's multi-server variant (implies --ipc sem): five servers post a
     /// semaphore after 2, 5, 5, 10 and 10 sorts each, the client takes it once per
@@ -221,7 +221,7 @@ pub struct SlicesOpts {
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<usize>,
     /// Stop (and fail) if the whole run takes longer than this (with a unit: 90s, 900s).
-    #[arg(long, value_name = "DURATION", default_value = "900s", value_parser = crate::observe::duration_parser)]
+    #[arg(long, value_name = "DURATION", default_value = "900s", value_parser = crate::args::duration)]
     pub time_limit: Ns,
     /// Print the results as JSON.
     #[arg(long)]

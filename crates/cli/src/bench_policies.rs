@@ -95,7 +95,7 @@ pub struct PoliciesOpts {
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     pub block: u32,
     /// The wall-time limit of one repetition of a cell (with a unit: 120s).
-    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = crate::observe::duration_parser)]
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = crate::args::duration)]
     pub cell_limit: Ns,
     /// Also run the cells in the simulator and show its values.
     #[arg(long)]

@@ -85,10 +85,10 @@ pub struct SuiteOpts {
     only: Vec<schedlab_live_suite::Workload>,
     /// How long the daemon runs on the idle machine to measure its own CPU share
     /// (default 60s; 10s with --quick; 0 skips it).
-    #[arg(long, value_parser = idle_parser, value_name = "DURATION")]
+    #[arg(long, value_parser = schedlab_sim::parse_duration, value_name = "DURATION")]
     idle: Option<Ns>,
     /// The longest the whole suite may take.
-    #[arg(long, value_parser = crate::observe::duration_parser, default_value = "20m", value_name = "DURATION")]
+    #[arg(long, value_parser = crate::args::duration, default_value = "20m", value_name = "DURATION")]
     time_limit: Ns,
     /// Also draw the ratios and their intervals as an SVG chart to FILE.
     #[arg(long, value_name = "FILE")]
@@ -96,11 +96,6 @@ pub struct SuiteOpts {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
-}
-
-/// A duration, 0 allowed (no idle measurement).
-fn idle_parser(s: &str) -> Result<Ns, String> {
-    schedlab_sim::parse_duration(s)
 }
 
 #[cfg(target_os = "linux")]

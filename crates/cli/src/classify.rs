@@ -28,7 +28,7 @@ use crate::table::{Align, Table};
     sudo schedlab classify --duration 30s --model model.json --clusters gmm.json --json")]
 pub struct ClassifyOpts {
     /// How long to observe.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::observe::duration_parser)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::args::duration)]
     duration: Ns,
     /// The classifier (JSON from `schedlab learn train --out`) [default: the model
     /// shipped with schedlab, data/model.json, built in].

@@ -2,6 +2,7 @@
 //! machine. This file holds the top-level options and the dispatch; each
 //! subcommand lives in the module named after it.
 
+mod args;
 mod bench;
 mod bench_overhead;
 mod bench_suite;

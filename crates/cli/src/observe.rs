@@ -49,7 +49,7 @@ Examples:
 #[command(after_long_help = EXAMPLES)]
 pub struct ObserveOpts {
     /// How long to observe (with a unit: 500ms, 30s, 2m).
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration_parser)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::args::duration)]
     pub duration: Ns,
     /// Report only these processes (thread group ids); repeatable. All by default.
     #[arg(long = "pid", value_name = "PID")]
@@ -75,13 +75,6 @@ pub struct ObserveOpts {
     /// Do not keep the window in the store.
     #[arg(long, conflicts_with = "store")]
     pub no_store: bool,
-}
-
-pub(crate) fn duration_parser(s: &str) -> Result<Ns, String> {
-    match schedlab_sim::parse_duration(s)? {
-        0 => Err("the duration must be positive".to_string()),
-        d => Ok(d),
-    }
 }
 
 struct Sinks<'a>(&'a mut Activity, &'a mut DependencyRecorder);

@@ -14,7 +14,6 @@ use schedlab_model::Ns;
 
 use crate::bench::EnforcerName;
 use crate::monitor::write_stats;
-use crate::observe::duration_parser;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -70,7 +69,7 @@ pub struct RunOpts {
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
     /// Stop (and restore) after this long, e.g. 30s; runs until Ctrl-C without it.
-    #[arg(long, value_name = "DURATION", value_parser = duration_parser)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::duration)]
     pub duration: Option<Ns>,
     /// Print nothing but errors and the final summary.
     #[arg(long, short)]

@@ -127,7 +127,7 @@ pub struct SimulateOpts {
     pub pfs: Option<PathBuf>,
 
     /// PFS: the maximum dispatch delay T_m (a multiple of the 1 ms timeslot).
-    #[arg(long, value_name = "DURATION", default_value = "20ms", value_parser = duration_parser)]
+    #[arg(long, value_name = "DURATION", default_value = "20ms", value_parser = schedlab_sim::parse_duration)]
     pub pfs_tm: u64,
 
     /// PFS: the increase and decrease scaling factors x = y, in percent.
@@ -141,13 +141,8 @@ pub struct SimulateOpts {
     pub swap: bool,
 
     /// SWAP: the confidence quantum T.
-    #[arg(long, value_name = "DURATION", default_value = "20ms", value_parser = duration_parser)]
+    #[arg(long, value_name = "DURATION", default_value = "20ms", value_parser = schedlab_sim::parse_duration)]
     pub swap_t: u64,
-}
-
-/// Parses a duration with a unit for clap.
-fn duration_parser(s: &str) -> Result<u64, String> {
-    schedlab_sim::parse_duration(s)
 }
 
 /// The end of `--help`: the built-in workloads with their keys, then examples.

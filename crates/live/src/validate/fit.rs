@@ -55,13 +55,7 @@ pub fn linear_fit(points: &[(f64, f64)]) -> Option<LinearFit> {
 /// The median of `values` (the mean of the middle two for an even count); `None` when
 /// empty. NaNs sort last.
 pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let mid = v.len() / 2;
-    Some(if v.len() % 2 == 1 { v[mid] } else { (v[mid - 1] + v[mid]) / 2.0 })
+    (!values.is_empty()).then(|| crate::bench::stats::median(values))
 }
 
 #[cfg(test)]

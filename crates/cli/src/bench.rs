@@ -288,7 +288,6 @@ fn worker(opts: &WorkerOpts) -> Result<()> {
 
 #[cfg(target_os = "linux")]
 fn deps(opts: &DepsOpts) -> Result<()> {
-    use indicatif::{ProgressBar, ProgressStyle};
     use schedlab_live::bench::deps::{run_deps, DepsConfig};
     use schedlab_live::bench::workers::DEFAULT_SORT_LEN;
 
@@ -315,18 +314,16 @@ fn deps(opts: &DepsOpts) -> Result<()> {
         exe: std::env::current_exe().context("cannot find this program's path to start its workers")?,
         ..DepsConfig::default()
     };
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
-            .expect("a valid progress template"),
-    );
+    let bar = crate::progress::StepBar::new(false);
     let report = run_deps(&cfg, &mut |p| {
-        bar.set_prefix(format!("cell {}/{}", p.cell + 1, p.cells));
-        bar.set_message(format!("{} {}", p.kind, p.scenario.name()));
-        bar.set_length(p.total as u64);
-        bar.set_position(p.done as u64);
+        bar.show(
+            format!("cell {}/{}", p.cell + 1, p.cells),
+            format!("{} {}", p.kind, p.scenario.name()),
+            p.done as u64,
+            p.total as u64,
+        );
     });
-    bar.finish_and_clear();
+    drop(bar);
     let report = report.context("the dependency benchmark failed")?;
 
     let mut out = io::stdout().lock();
@@ -408,7 +405,6 @@ fn deps(opts: &DepsOpts) -> Result<()> {
 
 #[cfg(target_os = "linux")]
 fn slices(opts: &SlicesOpts) -> Result<()> {
-    use indicatif::{ProgressBar, ProgressStyle};
     use schedlab_live::bench::slices::{run_slices, Program, SlicesConfig, Zone};
 
     let mut programs = Vec::new();
@@ -433,18 +429,16 @@ fn slices(opts: &SlicesOpts) -> Result<()> {
         exe: std::env::current_exe().context("cannot find this program's path to start its workers")?,
         ..SlicesConfig::default()
     };
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
-            .expect("a valid progress template"),
-    );
+    let bar = crate::progress::StepBar::new(false);
     let report = run_slices(&cfg, &mut |p| {
-        bar.set_prefix(format!("series {}/{}", p.series + 1, p.total_series));
-        bar.set_message(format!("{} {}", p.label, if p.daemon { "daemon" } else { "without" }));
-        bar.set_length(p.runs as u64);
-        bar.set_position(p.done as u64);
+        bar.show(
+            format!("series {}/{}", p.series + 1, p.total_series),
+            format!("{} {}", p.label, if p.daemon { "daemon" } else { "without" }),
+            p.done as u64,
+            p.runs as u64,
+        );
     });
-    bar.finish_and_clear();
+    drop(bar);
     let report = report.context("the slices benchmark failed")?;
 
     let mut out = io::stdout().lock();

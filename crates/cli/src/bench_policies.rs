@@ -130,8 +130,6 @@ struct Output<'a> {
 }
 
 pub fn run(opts: &PoliciesOpts) -> Result<()> {
-    use indicatif::{ProgressBar, ProgressStyle};
-
     let mut programs: Vec<Program> = Vec::new();
     for p in &opts.programs {
         let p: Program = p.parse().map_err(anyhow::Error::msg)?;
@@ -169,18 +167,16 @@ pub fn run(opts: &PoliciesOpts) -> Result<()> {
         exe: std::env::current_exe().context("cannot find this program's path to start its workers")?,
         ..PoliciesConfig::default()
     };
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
-            .expect("a valid progress template"),
-    );
+    let bar = crate::progress::StepBar::new(false);
     let report = run_policies(&cfg, &mut |p| {
-        bar.set_prefix(format!("cell {}/{}", p.cell + 1, p.cells));
-        bar.set_message(format!("{} {} ×{}", p.program.name(), policy_name(p.policy), p.size));
-        bar.set_length(u64::from(p.reps));
-        bar.set_position(u64::from(p.done));
+        bar.show(
+            format!("cell {}/{}", p.cell + 1, p.cells),
+            format!("{} {} ×{}", p.program.name(), policy_name(p.policy), p.size),
+            u64::from(p.done),
+            u64::from(p.reps),
+        );
     });
-    bar.finish_and_clear();
+    drop(bar);
     let report = report.context("the policies benchmark failed")?;
     let sim = if opts.sim { Some(simulate(&report)?) } else { None };
     if let Some(dir) = &opts.svg {

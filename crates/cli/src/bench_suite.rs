@@ -131,7 +131,6 @@ pub(crate) fn daemon_config(path: Option<&std::path::Path>) -> Result<(String, S
 pub fn run(opts: &SuiteOpts) -> Result<()> {
     use std::time::Duration;
 
-    use indicatif::{ProgressBar, ProgressStyle};
     use schedlab_live::bench::suite::{run_suite, Sizes, SuiteConfig, Workload};
 
     let (daemon_config, config_name) = daemon_config(opts.config.as_deref())?;
@@ -162,11 +161,7 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
         time_limit: Duration::from_nanos(opts.time_limit),
     };
     crate::run::install_signal_handlers().context("cannot install the signal handlers")?;
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {elapsed_precise} {msg}")
-            .expect("a valid progress template"),
-    );
+    let bar = crate::progress::StepBar::new(true);
     // Without a terminal (a log, CI) the bar is hidden: a line per step instead.
     let lines = !io::stderr().is_terminal();
     let started = std::time::Instant::now();
@@ -181,12 +176,14 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
                 p.what
             );
         }
-        bar.set_prefix(format!("round {}/{} {}", p.round + 1, cfg.rounds, side_name(p.side)));
-        bar.set_message(p.what.clone());
-        bar.set_length(p.total as u64);
-        bar.set_position(p.done as u64);
+        bar.show(
+            format!("round {}/{} {}", p.round + 1, cfg.rounds, side_name(p.side)),
+            p.what.clone(),
+            p.done as u64,
+            p.total as u64,
+        );
     });
-    bar.finish_and_clear();
+    drop(bar);
     let report = report.context("the suite failed")?;
     let kept = keep_trial(&store, &report, complete, opts.quick);
     if let Some(path) = &opts.svg {

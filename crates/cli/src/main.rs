@@ -16,6 +16,8 @@ mod learn;
 #[cfg(target_os = "linux")]
 mod monitor;
 mod observe;
+#[cfg(target_os = "linux")]
+mod progress;
 mod report;
 mod reproduce;
 mod restore;

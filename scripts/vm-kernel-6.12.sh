@@ -6,9 +6,10 @@
 # the machine's apt uses, through a private apt as scripts/vm.sh does) is configured
 # from x86_64_defconfig plus what the scheduler and the daemon need, and built.
 #
-# Not part of `make test` (it takes about 15 minutes on 2 cores, and 5 GB of disk meanwhile). Prints the
-# directory to give scripts/vm-run.sh as SCHEDLAB_VM_KERNEL: `vmlinuz`, `config`,
-# `version` and an empty `modules/` (UNIX_DIAG is built in). Idempotent.
+# Not part of `make test`: it takes about 15 minutes on 2 cores, and 5 GB of disk
+# meanwhile. Prints the directory to give scripts/vm-run.sh as SCHEDLAB_VM_KERNEL:
+# `vmlinuz`, `config`, `version` and an empty `modules/` (UNIX_DIAG is built in).
+# Idempotent.
 # Packages: flex, bison, bc, dwarves (pahole, for BTF), libelf-dev, libssl-dev.
 set -euo pipefail
 cache=${SCHEDLAB_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedlab/vm}/kernel-6.12

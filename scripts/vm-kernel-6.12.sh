@@ -10,7 +10,8 @@
 # meanwhile. Prints the directory to give scripts/vm-run.sh as SCHEDLAB_VM_KERNEL:
 # `vmlinuz`, `config`, `version` and an empty `modules/` (UNIX_DIAG is built in).
 # Idempotent.
-# Packages: flex, bison, bc, dwarves (pahole, for BTF), libelf-dev, libssl-dev.
+# Installs what the build needs where missing: flex, bison, bc, dwarves (pahole, for
+# BTF), libelf-dev, libssl-dev.
 set -euo pipefail
 cache=${SCHEDLAB_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedlab/vm}/kernel-6.12
 mkdir -p "$cache/modules"
@@ -30,6 +31,12 @@ options=(
 )
 # Built already with these options.
 [ -s "$cache/vmlinuz" ] && [ "$(cat "$cache/options" 2>/dev/null)" = "${options[*]}" ] && { echo "$cache"; exit 0; }
+
+missing=()
+for pkg in flex bison bc dwarves libelf-dev libssl-dev; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
 
 . "$(dirname "$0")/private-apt.sh"
 private_apt "$cache/apt" trixie

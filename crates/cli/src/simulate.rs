@@ -12,9 +12,10 @@ use indicatif::ProgressBar;
 use schedlab_behavior::pfs::{PfsParams, PfsScheduler, PfsStore};
 use schedlab_behavior::swap::{SwapDetector, SwapParams};
 use schedlab_model::EventSink;
+use schedlab_model::{ProviderLayer, SliceLayer};
 use schedlab_sim::trace::PerfettoTrace;
 use schedlab_sim::workloads::BUILTINS;
-use schedlab_sim::{FairFlavor, Hooks, ProviderLayer, Report, SimConfig, SliceLayer, TaskReport};
+use schedlab_sim::{FairFlavor, Hooks, Report, SimConfig, TaskReport};
 
 use crate::csv;
 use crate::human::{count, duration, percent};

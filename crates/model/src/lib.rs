@@ -5,12 +5,14 @@
 //! ([`Ns`]), as in the kernel.
 
 mod event;
+mod layer;
 mod policy;
 mod resource;
 mod syscall;
 mod syscall_table;
 
 pub use event::{Event, EventKind, PrevState, SyscallArgs};
+pub use layer::{ProviderLayer, SliceLayer};
 pub use policy::Policy;
 pub use resource::{FlockKind, Resource};
 pub use syscall::{syscall_name, syscall_nr, Syscall};

@@ -43,7 +43,7 @@ impl EventSink for SwitchCount {
 /// Runs `w`, under PFS when `pfs` is given; returns the report and the switches of `pid`.
 fn run(w: &Workload, cfg: &SimConfig, pfs: Option<&mut PfsScheduler>, pid: u32) -> (Report, u64) {
     let mut count = SwitchCount { pid: Pid(pid), count: 0 };
-    let layer = pfs.map(|p| p as &mut dyn schedlab_sim::SliceLayer);
+    let layer = pfs.map(|p| p as &mut dyn schedlab_model::SliceLayer);
     let hooks = Hooks { sink: Some(&mut count), layer, ..Hooks::default() };
     let r = simulate_with(w, cfg, hooks).expect("the papers' workloads are valid");
     (r, count.count)

@@ -33,7 +33,7 @@ fn config() -> SimConfig {
 /// every event.
 fn run(w: &Workload, params: Option<SwapParams>, sink: &mut dyn EventSink) -> Report {
     let mut swap = params.map(SwapDetector::new);
-    let provider = swap.as_mut().map(|s| s as &mut dyn schedlab_sim::ProviderLayer);
+    let provider = swap.as_mut().map(|s| s as &mut dyn schedlab_model::ProviderLayer);
     let hooks = Hooks { sink: Some(sink), provider, ..Hooks::default() };
     simulate_with(w, &config(), hooks).expect("the papers' workloads are valid")
 }

@@ -21,9 +21,7 @@ pub use program::{Fd, FlockOp, Op, Program, ProgramId, SignalTarget};
 pub use report::{Percentiles, Report, TaskReport};
 pub use workload::{End, FdTarget, ObjectId, ObjectSpec, Policy, TaskSpec, Workload};
 
-use schedlab_behavior::pfs::PfsScheduler;
-use schedlab_behavior::swap::SwapDetector;
-use schedlab_model::{EventSink, Ns, Pid};
+use schedlab_model::{EventSink, ProviderLayer, SliceLayer};
 
 use class::{Cfs, Eevdf, Timeshare};
 use engine::Engine;
@@ -35,37 +33,6 @@ pub enum SimError {
     Workload(String),
     #[error("invalid configuration: {0}")]
     Config(String),
-}
-
-/// A layer over the fair class consulted when the running task's slice ends: PFS
-/// (paper 001) lets a task about to block keep the CPU. It sees every event.
-pub trait SliceLayer: EventSink {
-    /// `pid`'s slice ended at `now`: true lets it keep the CPU for a new slice.
-    fn keep_running(&mut self, pid: Pid, now: Ns) -> bool;
-}
-
-impl SliceLayer for PfsScheduler {
-    fn keep_running(&mut self, pid: Pid, now: Ns) -> bool {
-        PfsScheduler::keep_running(self, pid, now)
-    }
-}
-
-/// A dependency layer (SWAP, paper 004) over the fair class: a requester that blocks
-/// while one of its providers can run stays queued ("virtual runnable"); when the class
-/// picks it, the provider this layer names runs in its place, the CPU time charged to the
-/// requester's share (proxy execution). It sees every event.
-pub trait ProviderLayer: EventSink {
-    /// The provider to run at `now` in place of the blocked `requester` — most
-    /// confident first, following chains of blocked providers — among the tasks
-    /// `runnable` accepts.
-    fn stand_in(&mut self, requester: Pid, now: Ns, runnable: &dyn Fn(Pid) -> bool) -> Option<Pid>;
-}
-
-impl ProviderLayer for SwapDetector {
-    fn stand_in(&mut self, requester: Pid, now: Ns, runnable: &dyn Fn(Pid) -> bool) -> Option<Pid> {
-        self.advance_to(now);
-        self.most_confident_runnable_provider(requester, runnable).map(|pick| pick.provider())
-    }
 }
 
 /// What a run reports to and consults besides its result.

@@ -4,10 +4,10 @@
 mod common;
 
 use common::*;
-use schedlab_model::{Event, EventSink, Pid};
+use schedlab_model::{Event, EventSink, Pid, ProviderLayer};
 use schedlab_sim::{
-    simulate_with, End, FairFlavor, FdTarget, Hooks, ObjectSpec, Op, Policy, Program, ProviderLayer, Report,
-    SimConfig, TaskSpec, Workload,
+    simulate_with, End, FairFlavor, FdTarget, Hooks, ObjectSpec, Op, Policy, Program, Report, SimConfig,
+    TaskSpec, Workload,
 };
 
 const MS: u64 = 1_000_000;

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState};
+use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState, SliceLayer};
 
 use crate::pfs::{Controller, Decision, Log, LogState, PfsParams, PfsStore};
 
@@ -82,6 +82,13 @@ impl PfsScheduler {
                 self.logs.remove(&pid);
             }
         }
+    }
+}
+
+/// PFS is the simulator's slice layer: its decision at a slice end.
+impl SliceLayer for PfsScheduler {
+    fn keep_running(&mut self, pid: Pid, now: Ns) -> bool {
+        PfsScheduler::keep_running(self, pid, now)
     }
 }
 

@@ -26,7 +26,9 @@
 
 use std::collections::HashMap;
 
-use schedlab_model::{Cpu, Event, EventKind, EventSink, FlockKind, Ns, Pid, Resource, Syscall, SyscallArgs};
+use schedlab_model::{
+    Cpu, Event, EventKind, EventSink, FlockKind, Ns, Pid, ProviderLayer, Resource, Syscall, SyscallArgs,
+};
 
 use super::confidence::{Confidence, KindParams, SwapParams};
 use super::resource::{
@@ -526,6 +528,14 @@ impl SwapDetector {
 impl EventSink for SwapDetector {
     fn event(&mut self, event: &Event) {
         self.observe(event);
+    }
+}
+
+/// SWAP is the simulator's provider layer: the most confident provider that can run.
+impl ProviderLayer for SwapDetector {
+    fn stand_in(&mut self, requester: Pid, now: Ns, runnable: &dyn Fn(Pid) -> bool) -> Option<Pid> {
+        self.advance_to(now);
+        self.most_confident_runnable_provider(requester, runnable).map(|pick| pick.provider())
     }
 }
 

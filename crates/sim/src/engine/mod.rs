@@ -24,7 +24,8 @@ use crate::program::Program;
 use crate::report::{Percentiles, Report, TaskReport};
 use crate::weights::LoadWeight;
 use crate::workload::{Policy, Workload};
-use crate::{Hooks, ProviderLayer, SimError, SliceLayer};
+use crate::{Hooks, SimError};
+use schedlab_model::{ProviderLayer, SliceLayer};
 
 use ipc::Object;
 use task::{Phase, State, Task, Wait};

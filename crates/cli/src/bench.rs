@@ -247,7 +247,7 @@ pub struct WorkerOpts {
 /// The IPC kind type, or a stand-in where the live side does not exist.
 #[cfg(target_os = "linux")]
 mod schedlab_live_kind {
-    pub use schedlab_live::bench::ipc::IpcKind;
+    pub use schedlab_lab::bench::ipc::IpcKind;
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -283,13 +283,13 @@ fn worker(_: &WorkerOpts) -> Result<()> {
 
 #[cfg(target_os = "linux")]
 fn worker(opts: &WorkerOpts) -> Result<()> {
-    schedlab_live::bench::workers::worker_main(&opts.args).context("benchmark worker failed")
+    schedlab_lab::bench::workers::worker_main(&opts.args).context("benchmark worker failed")
 }
 
 #[cfg(target_os = "linux")]
 fn deps(opts: &DepsOpts) -> Result<()> {
-    use schedlab_live::bench::deps::{run_deps, DepsConfig};
-    use schedlab_live::bench::workers::DEFAULT_SORT_LEN;
+    use schedlab_lab::bench::deps::{run_deps, DepsConfig};
+    use schedlab_lab::bench::workers::DEFAULT_SORT_LEN;
 
     let mut kinds = Vec::new();
     for k in &opts.ipc {
@@ -298,7 +298,7 @@ fn deps(opts: &DepsOpts) -> Result<()> {
         }
     }
     if opts.multi_server {
-        kinds = vec![schedlab_live::bench::ipc::IpcKind::Sem];
+        kinds = vec![schedlab_lab::bench::ipc::IpcKind::Sem];
     }
     let cfg = DepsConfig {
         kinds,
@@ -405,7 +405,7 @@ fn deps(opts: &DepsOpts) -> Result<()> {
 
 #[cfg(target_os = "linux")]
 fn slices(opts: &SlicesOpts) -> Result<()> {
-    use schedlab_live::bench::slices::{run_slices, Program, SlicesConfig, Zone};
+    use schedlab_lab::bench::slices::{run_slices, Program, SlicesConfig, Zone};
 
     let mut programs = Vec::new();
     for p in &opts.programs {

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use schedlab_live::bench::overhead::{run_overhead, Mode, OverheadConfig};
+use schedlab_lab::bench::overhead::{run_overhead, Mode, OverheadConfig};
 
 use crate::table::{Align, Table};
 

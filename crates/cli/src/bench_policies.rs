@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use schedlab_live::bench::policies::{
+use schedlab_lab::bench::policies::{
     policy_name, run_policies, CellResult, PoliciesConfig, PoliciesReport, Program, Sample,
 };
+use schedlab_lab::papers::{Figure, Series};
 use schedlab_model::{Ns, Policy};
-use schedlab_papers::{Figure, Series};
 use schedlab_sim::{FairFlavor, SimConfig};
 use serde::Serialize;
 
@@ -477,7 +477,7 @@ fn write_svgs(dir: &Path, report: &PoliciesReport, sim: Option<&[SimCell]>) -> R
 
 #[cfg(test)]
 mod tests {
-    use schedlab_live::bench::policies::Metrics;
+    use schedlab_lab::bench::policies::Metrics;
 
     use super::*;
 

@@ -100,7 +100,7 @@ pub struct SuiteOpts {
 
 #[cfg(target_os = "linux")]
 mod schedlab_live_suite {
-    pub use schedlab_live::bench::suite::Workload;
+    pub use schedlab_lab::bench::suite::Workload;
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -131,7 +131,7 @@ pub(crate) fn daemon_config(path: Option<&std::path::Path>) -> Result<(String, S
 pub fn run(opts: &SuiteOpts) -> Result<()> {
     use std::time::Duration;
 
-    use schedlab_live::bench::suite::{run_suite, Sizes, SuiteConfig, Workload};
+    use schedlab_lab::bench::suite::{run_suite, Sizes, SuiteConfig, Workload};
 
     let (daemon_config, config_name) = daemon_config(opts.config.as_deref())?;
     let mut workloads: Vec<Workload> = Vec::new();
@@ -215,7 +215,7 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
 #[cfg(target_os = "linux")]
 fn keep_trial(
     store: &schedlab_store::Store,
-    r: &schedlab_live::bench::suite::SuiteReport,
+    r: &schedlab_lab::bench::suite::SuiteReport,
     complete: bool,
     quick: bool,
 ) -> Result<Option<schedlab_store::EnforcerTrial>> {
@@ -249,8 +249,8 @@ fn trial_enforcer(used: &[String]) -> Option<&'static str> {
 
 /// A trial's summary: the configuration, the rounds, and each loss with its ratio.
 #[cfg(target_os = "linux")]
-fn trial_summary(r: &schedlab_live::bench::suite::SuiteReport, quick: bool) -> String {
-    use schedlab_live::bench::suite::Verdict;
+fn trial_summary(r: &schedlab_lab::bench::suite::SuiteReport, quick: bool) -> String {
+    use schedlab_lab::bench::suite::Verdict;
     let losses: Vec<String> = r
         .rows
         .iter()
@@ -269,10 +269,10 @@ fn trial_summary(r: &schedlab_live::bench::suite::SuiteReport, quick: bool) -> S
 }
 
 #[cfg(target_os = "linux")]
-fn side_name(side: schedlab_live::bench::suite::Side) -> &'static str {
+fn side_name(side: schedlab_lab::bench::suite::Side) -> &'static str {
     match side {
-        schedlab_live::bench::suite::Side::Bare => "bare",
-        schedlab_live::bench::suite::Side::Schedlab => "schedlab",
+        schedlab_lab::bench::suite::Side::Bare => "bare",
+        schedlab_lab::bench::suite::Side::Schedlab => "schedlab",
     }
 }
 
@@ -286,7 +286,7 @@ fn value(v: f64, unit: &str) -> String {
 }
 
 #[cfg(target_os = "linux")]
-fn write_text(out: &mut impl Write, r: &schedlab_live::bench::suite::SuiteReport) -> io::Result<()> {
+fn write_text(out: &mut impl Write, r: &schedlab_lab::bench::suite::SuiteReport) -> io::Result<()> {
     writeln!(
         out,
         "schedlab run ({} configuration) against bare Linux: {} CPUs, {} rounds A-B-B-A, {:.0} s",
@@ -376,9 +376,9 @@ fn write_text(out: &mut impl Write, r: &schedlab_live::bench::suite::SuiteReport
 /// The ratios with their intervals as a horizontal SVG chart: one bar per row, the
 /// interval as a whisker, 1.0 (no effect) and the loss threshold as vertical lines.
 #[cfg(target_os = "linux")]
-fn chart(r: &schedlab_live::bench::suite::SuiteReport) -> Result<String> {
+fn chart(r: &schedlab_lab::bench::suite::SuiteReport) -> Result<String> {
     use plotters::prelude::*;
-    use schedlab_live::bench::suite::{Verdict, LOSS_RATIO};
+    use schedlab_lab::bench::suite::{Verdict, LOSS_RATIO};
 
     let n = r.rows.len();
     let hi = r.rows.iter().map(|row| row.ci_high.max(row.ratio)).fold(1.1_f64, f64::max) * 1.05;

@@ -2,7 +2,7 @@
 //! the paper's, and its figures as inline SVG drawn with plotters.
 
 use plotters::prelude::*;
-use schedlab_papers::{Experiment, Figure};
+use schedlab_lab::papers::{Experiment, Figure};
 
 /// Series colours, in order.
 const COLOURS: [RGBColor; 6] = [
@@ -167,7 +167,7 @@ pub fn html(experiments: &[Experiment]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_papers::Series;
+    use schedlab_lab::papers::Series;
     use std::collections::BTreeMap;
 
     fn experiment() -> Experiment {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use schedlab_papers::{Entry, Experiment, EXPERIMENTS};
+use schedlab_lab::papers::{Entry, Experiment, EXPERIMENTS};
 
 use crate::report;
 use crate::table::{Align, Table};

@@ -12,7 +12,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use schedlab_papers::{Experiment, Figure, Series};
+use schedlab_lab::papers::{Experiment, Figure, Series};
 use schedlab_sim::{workloads, FairFlavor, SimConfig};
 use schedlab_tune::golden::{self, discover, golden_section, Discovery, GoldenOutcome};
 use schedlab_tune::rsm::{self, MetaOutcome};

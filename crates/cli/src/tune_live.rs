@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use schedlab_live::bench::deps::{run_deps, DepsConfig};
-use schedlab_live::bench::ipc::IpcKind;
+use schedlab_lab::bench::deps::{run_deps, DepsConfig};
+use schedlab_lab::bench::ipc::IpcKind;
 use schedlab_tune::{debugfs_knobs_writable, golden_section, particle_swarm, BatchCost};
 use serde::Serialize;
 

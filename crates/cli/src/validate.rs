@@ -216,12 +216,12 @@ struct ValidateReport {
 }
 
 #[cfg(target_os = "linux")]
-type CalibrationOut = schedlab_live::validate::calibrate::Calibration;
+type CalibrationOut = schedlab_lab::validate::calibrate::Calibration;
 #[cfg(not(target_os = "linux"))]
 type CalibrationOut = ();
 
 #[cfg(target_os = "linux")]
-use schedlab_live::validate::fit as schedlab_live_fit;
+use schedlab_lab::validate::fit as schedlab_live_fit;
 
 #[cfg(not(target_os = "linux"))]
 mod schedlab_live_fit {
@@ -257,9 +257,9 @@ mod linux {
     use std::time::Duration;
 
     use anyhow::{Context, Result};
-    use schedlab_live::validate::fit::{linear_fit, median};
-    use schedlab_live::validate::hackbench::{self, HackbenchParams};
-    use schedlab_live::validate::{calibrate, rtapp};
+    use schedlab_lab::validate::fit::{linear_fit, median};
+    use schedlab_lab::validate::hackbench::{self, HackbenchParams};
+    use schedlab_lab::validate::{calibrate, rtapp};
     use schedlab_sim::{FairFlavor, Report, SimConfig};
 
     use super::*;

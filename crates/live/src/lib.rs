@@ -8,9 +8,6 @@
 //! - Acting: the daemon ([`daemon`]) with its configuration ([`config`]), the journaled
 //!   changes it makes to processes ([`actuator`], [`settings`]) and the cpuset cgroups
 //!   it moves them into ([`cgroup`]).
-//! - Measuring (to move to an experiments crate, issue 13): the live benchmarks and the
-//!   do-no-harm suite ([`bench`]) and the comparison of real and simulated runs
-//!   ([`validate`]).
 //! - Process names made safe to print ([`text`]).
 //!
 //! Everything but the configuration, the dependencies, the profiles, the activity and
@@ -19,8 +16,6 @@
 pub mod activity;
 #[cfg(target_os = "linux")]
 pub mod actuator;
-#[cfg(target_os = "linux")]
-pub mod bench;
 #[cfg(target_os = "linux")]
 pub mod cgroup;
 pub mod config;
@@ -37,5 +32,3 @@ pub mod settings;
 #[cfg(target_os = "linux")]
 pub mod socket_peers;
 pub mod text;
-#[cfg(target_os = "linux")]
-pub mod validate;

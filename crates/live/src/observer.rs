@@ -885,7 +885,7 @@ mod tests {
     #[test]
     fn a_program_run_through_a_symlinked_directory_is_its_file_and_is_resolved_once() {
         let exe = std::env::current_exe().unwrap();
-        let dir = crate::bench::deps::TempDir::new().unwrap();
+        let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("bin");
         std::os::unix::fs::symlink(exe.parent().unwrap(), &link).unwrap();
         let given = link.join(exe.file_name().unwrap()).display().to_string();

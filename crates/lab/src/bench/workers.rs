@@ -525,7 +525,7 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-pub use crate::process::monotonic_ns;
+pub use schedlab_live::process::monotonic_ns;
 
 /// `n` pseudo-random integers (xorshift64*, from `seed`).
 pub fn random_ints(n: usize, seed: u64) -> Vec<i32> {

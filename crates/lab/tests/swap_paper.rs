@@ -1,7 +1,7 @@
 //! Paper 004's values: Figure 2's sequence exactly, the microbenchmarks by the ranges
 //! the paper states.
 
-use schedlab_papers::swap;
+use schedlab_lab::papers::swap;
 
 #[test]
 fn figure2_sequence_exactly() {

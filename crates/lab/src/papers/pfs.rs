@@ -9,7 +9,7 @@ use schedlab_behavior::pfs::{PfsParams, PfsScheduler, PfsStore};
 use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, NSEC_PER_MSEC, NSEC_PER_SEC};
 use schedlab_sim::{simulate_with, FairFlavor, Hooks, Op, Program, Report, SimConfig, TaskSpec, Workload};
 
-use crate::{Experiment, Figure, Series};
+use crate::papers::{Experiment, Figure, Series};
 
 const MS: Ns = NSEC_PER_MSEC;
 const SEC: Ns = NSEC_PER_SEC;

@@ -14,7 +14,7 @@ use schedlab_sim::{
     SimConfig, TaskSpec, Workload,
 };
 
-use crate::{Experiment, Figure, Series};
+use crate::papers::{Experiment, Figure, Series};
 
 const MS: Ns = NSEC_PER_MSEC;
 const SEC: Ns = NSEC_PER_SEC;

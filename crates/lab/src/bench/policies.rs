@@ -37,11 +37,11 @@ use std::time::{Duration, Instant};
 use schedlab_model::{Pid, Policy};
 use serde::Serialize;
 
-use super::deps::{TempDir, Worker};
+use super::deps::Worker;
 use super::ipc;
 use super::workers::{self, Role, WorkerSpec};
 use super::{cvt, BenchError, Context, Result};
-use crate::settings::{
+use schedlab_live::settings::{
     get_affinity, sched_getattr, sched_setattr, set_affinity, set_policy, CpuSet, PolicyValue, SchedAttr,
 };
 
@@ -372,7 +372,7 @@ pub fn run_policies(cfg: &PoliciesConfig, progress: &mut dyn FnMut(&Progress)) -
     let iterations = cfg
         .iterations
         .unwrap_or_else(|| (PAPER_PI_CPU_NS as f64 / pi_ns_per_iteration).round().max(1.0) as u64);
-    let dir = TempDir::new()?;
+    let dir = super::scratch_dir("policies")?;
     let input = dir.path().join("input");
     write_input(&input, cfg.bytes)?;
     let cells = cfg.programs.len() * cfg.policies.len() * cfg.sizes.len();
@@ -609,7 +609,7 @@ fn policy_error(e: std::io::Error, policy: Policy, priority: i32) -> BenchError 
 
 /// A pidfd of `pid`.
 fn pidfd(pid: i32) -> Result<OwnedFd> {
-    crate::process::pidfd_open(Pid(pid as u32)).ctx(|| format!("cannot open a pidfd for {pid}"))
+    schedlab_live::process::pidfd_open(Pid(pid as u32)).ctx(|| format!("cannot open a pidfd for {pid}"))
 }
 
 /// The usage at the start in a worker's `done` line: user and system µs, voluntary and

@@ -27,11 +27,11 @@ use std::time::{Duration, Instant};
 use schedlab_model::{Event, EventSink};
 use serde::Serialize;
 
-use super::deps::{self, guard_command, TempDir, Worker};
+use super::deps::{self, guard_command, Worker};
 use super::{BenchError, Context, Result};
-use crate::activity::Activity;
-use crate::dependencies::DependencyRecorder;
-use crate::observer::{Observer, ObserverOptions, SchedEvents};
+use schedlab_live::activity::Activity;
+use schedlab_live::dependencies::DependencyRecorder;
+use schedlab_live::observer::{Observer, ObserverOptions, SchedEvents};
 
 /// bpftrace's program: the thesis's DTrace aggregation.
 pub const BPFTRACE_PROGRAM: &str = "tracepoint:raw_syscalls:sys_enter { @[pid, comm, args->id] = count(); }";
@@ -117,7 +117,7 @@ impl Default for OverheadConfig {
             modes: Mode::ALL.to_vec(),
             time_limit: Duration::from_secs(900),
             exe: std::env::current_exe().unwrap_or_default(),
-            daemon_config: crate::config::DEFAULT.to_string(),
+            daemon_config: schedlab_live::config::DEFAULT.to_string(),
         }
     }
 }
@@ -212,7 +212,7 @@ enum Tracer {
 }
 
 impl Tracer {
-    fn start(mode: Mode, cfg: &OverheadConfig, dir: &TempDir, deadline: Instant) -> Result<Tracer> {
+    fn start(mode: Mode, cfg: &OverheadConfig, dir: &tempfile::TempDir, deadline: Instant) -> Result<Tracer> {
         Ok(match mode {
             Mode::Bare => Tracer::None,
             // `schedlab observe`'s view: every switch and waking, the system-call hook on.
@@ -325,7 +325,7 @@ pub fn run_overhead(
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut lost: Vec<Option<u64>> = vec![None; modes.len()];
     let mut notes = Vec::new();
-    let dir = TempDir::new()?;
+    let dir = super::scratch_dir("overhead")?;
     for round in 0..cfg.rounds {
         for (i, &mode) in modes.iter().enumerate() {
             let tracer = Tracer::start(mode, cfg, &dir, deadline)?;

@@ -1,6 +1,6 @@
 //! Paper 001's values, asserted.
 
-use schedlab_papers::pfs;
+use schedlab_lab::papers::pfs;
 
 #[test]
 fn figure1_exactly() {

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::deps::{guard_command, Daemon, TempDir, Worker};
+use super::deps::{guard_command, Daemon, Worker};
 use super::workers::{self, Role, WorkerSpec};
 use super::{BenchError, Context, Result};
 
@@ -307,11 +307,11 @@ pub fn run_slices(cfg: &SlicesConfig, progress: &mut dyn FnMut(&Progress)) -> Re
         true => Some(
             cfg.ext_slice_ms.map_or(schedlab_ext::plan::Tunables::default().slice_ns, |ms| ms * 1_000_000),
         ),
-        false => crate::settings::default_slice_ns(),
+        false => schedlab_live::settings::default_slice_ns(),
     };
     let assumed_slice = slice_ns.unwrap_or(3_000_000);
     let work_ns = if cfg.work_ns.is_empty() { default_work_ns(assumed_slice) } else { cfg.work_ns.clone() };
-    let dir = TempDir::new()?;
+    let dir = super::scratch_dir("slices")?;
     let (targets, skipped) = targets(cfg, &work_ns, dir.path())?;
     let enforcer = if cfg.sched_ext { "sched-ext" } else { "syscalls" };
     let mut ext = cfg.ext_slice_ms.map_or(String::new(), |ms| format!("ext_slice_ms = {ms}\n"));
@@ -539,7 +539,7 @@ fn measure(t: &Target, cpu: usize, deadline: Instant, what: &str) -> Result<(f64
     if t.program == Program::Test {
         child.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), what)?;
         child.expect_line("done", deadline, what)?;
-        involuntary = crate::process::status_number(child.pid() as u32, "nonvoluntary_ctxt_switches");
+        involuntary = schedlab_live::process::status_number(child.pid() as u32, "nonvoluntary_ctxt_switches");
     }
     child.wait(deadline, what)?;
     Ok((start.elapsed().as_secs_f64() * 1e3, involuntary))

@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -60,27 +60,6 @@ pub struct RtAppRun {
     pub tasks: Vec<RtAppTask>,
 }
 
-/// A scratch directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(what: &str) -> Result<TempDir> {
-        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("schedlab-validate-{what}-{}-{n}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir)
-            .map_err(|e| ValidateError::io(format!("cannot create {}", dir.display()), e))?;
-        Ok(TempDir(dir))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
 /// The loop count guess the calibration run starts from; any value works.
 const GUESS_NS_PER_LOOP: u64 = 20;
 /// CPU time of one calibration run, in microseconds at the guessed rate.
@@ -97,9 +76,9 @@ pub fn calibrate_loop(reps: u32, limit: Duration) -> Result<f64> {
     });
     let mut rates = Vec::new();
     for _ in 0..reps.max(1) {
-        let dir = TempDir::new("rtapp-cal")?;
+        let dir = crate::bench::scratch_dir("validate-rtapp-cal")?;
         let (exit, _) = launch(&doc, GUESS_NS_PER_LOOP as f64, &dir, "calibration", limit, &mut |_| {})?;
-        let loops: u64 = log_rows(&dir.0)?.iter().map(|r| r.perf).sum();
+        let loops: u64 = log_rows(&dir.path())?.iter().map(|r| r.perf).sum();
         if loops == 0 {
             return Err(ValidateError::Failed("rt-app's calibration run logged no loops".into()));
         }
@@ -141,14 +120,14 @@ pub fn run(file: &Path, ns_per_loop: f64, limit: Duration) -> Result<RtAppRun> {
             file.display()
         ))
     })?;
-    let dir = TempDir::new("rtapp")?;
+    let dir = crate::bench::scratch_dir("validate-rtapp")?;
     let mut samples: BTreeMap<i32, (String, Sample)> = BTreeMap::new();
     let (exit, pid) = launch(&doc, ns_per_loop, &dir, &file.display().to_string(), limit, &mut |pid| {
         for (tid, comm, s) in sample_threads(pid) {
             samples.insert(tid, (comm, s));
         }
     })?;
-    let rows = log_rows(&dir.0)?;
+    let rows = log_rows(&dir.path())?;
     let start = rows.iter().map(|r| r.start_us).min();
     let end = rows.iter().map(|r| r.end_us).max();
     let makespan_ns = match (start, end) {
@@ -187,7 +166,7 @@ pub fn run(file: &Path, ns_per_loop: f64, limit: Duration) -> Result<RtAppRun> {
 fn launch(
     doc: &Value,
     ns_per_loop: f64,
-    dir: &TempDir,
+    dir: &tempfile::TempDir,
     what: &str,
     limit: Duration,
     each: &mut dyn FnMut(i32),
@@ -202,12 +181,12 @@ fn launch(
         .ok_or_else(|| ValidateError::Failed(format!("{what}: \"global\" is not an object")))?;
     let whole = ns_per_loop.round().max(1.0);
     global.insert("calibration".into(), json!(whole as u64));
-    global.insert("logdir".into(), json!(dir.0.display().to_string()));
+    global.insert("logdir".into(), json!(dir.path().display().to_string()));
     global.insert("log_basename".into(), json!("rtapp"));
     if let Some(tasks) = root.get_mut("tasks") {
         scale_runs(tasks, whole / ns_per_loop);
     }
-    let path = dir.0.join("workload.json");
+    let path = dir.path().join("workload.json");
     fs::write(&path, serde_json::to_vec_pretty(&doc).expect("JSON values serialize"))
         .map_err(|e| ValidateError::io(format!("cannot write {}", path.display()), e))?;
     let mut out = tempfile("rtapp")?;

@@ -283,7 +283,7 @@ pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result
         scenarios.push(Scenario::Daemon);
     }
     let cells = cfg.kinds.len() * scenarios.len();
-    let dir = TempDir::new()?;
+    let dir = super::scratch_dir("deps")?;
     let mut kinds = Vec::new();
     let mut cell = 0;
     for &kind in &cfg.kinds {
@@ -418,34 +418,6 @@ pub(crate) fn run_cell(
     Ok(samples)
 }
 
-/// A temporary directory, removed on drop.
-pub(crate) struct TempDir(PathBuf);
-
-impl TempDir {
-    pub(crate) fn new() -> Result<TempDir> {
-        let base = std::env::temp_dir();
-        for n in 0..1000 {
-            let p = base.join(format!("schedlab-bench-{}-{n}", std::process::id()));
-            match std::fs::create_dir(&p) {
-                Ok(()) => return Ok(TempDir(p)),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e).ctx(|| format!("cannot create {}", p.display())),
-            }
-        }
-        Err(BenchError::Failed(format!("cannot create a directory in {}", base.display())))
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Makes `cmd` start in its own process group, get `death_signal` when the spawning
 /// thread dies, and inherit `fds`; SIGUSR1 and SIGUSR2 start blocked (the `sig` kind
 /// waits for them), SIGINT and SIGTERM with their default action; `nice` is set before
@@ -502,7 +474,7 @@ fn kill_and_reap(child: &mut Child) {
 /// Waits for `child` to exit, by `deadline`: its status, `None` if it still runs then.
 /// Wakes as soon as it exits (through a pidfd), so the caller can time the exit.
 fn wait_exit(child: &mut Child, deadline: Instant) -> io::Result<Option<ExitStatus>> {
-    let pidfd = crate::process::pidfd_open(schedlab_model::Pid(child.id())).ok();
+    let pidfd = schedlab_live::process::pidfd_open(schedlab_model::Pid(child.id())).ok();
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));

@@ -71,6 +71,16 @@ impl<T> Context<T> for io::Result<T> {
     }
 }
 
+/// A scratch directory for `what` (a benchmark's or a validation's files), removed with
+/// everything in it when dropped.
+pub(crate) fn scratch_dir(what: &str) -> Result<tempfile::TempDir> {
+    let base = std::env::temp_dir();
+    tempfile::Builder::new()
+        .prefix(&format!("schedlab-{what}-"))
+        .tempdir_in(&base)
+        .ctx(|| format!("cannot create a directory in {}", base.display()))
+}
+
 /// `Ok(ret)` for a non-negative return of a libc call, the `errno` otherwise.
 pub(crate) fn cvt<T: Copy + PartialOrd + Default>(ret: T) -> io::Result<T> {
     if ret < T::default() {

@@ -58,7 +58,7 @@ use rand::Rng;
 use rand::SeedableRng;
 use serde::Serialize;
 
-use super::deps::{self, guard_command, BoostReaction, DepsConfig, Scenario, TempDir, Worker};
+use super::deps::{self, guard_command, BoostReaction, DepsConfig, Scenario, Worker};
 use super::ipc::IpcKind;
 use super::stats::{median, quantile};
 use super::workers::{self, Role, WorkerSpec};
@@ -393,7 +393,7 @@ pub fn run_suite(
     check_tools(&cfg.workloads)?;
     let started = Instant::now();
     let deadline = started + cfg.time_limit;
-    let dir = TempDir::new()?;
+    let dir = super::scratch_dir("suite")?;
     let inputs = Inputs::prepare(cfg, dir.path())?;
     let cpus = workers::allowed_cpus().ctx(|| "cannot read this process's CPU affinity".into())?;
     let runner = Runner { cfg, inputs: &inputs, cpus: &cpus, deadline, stop, dir: dir.path() };
@@ -1098,7 +1098,7 @@ impl DaemonRun {
 
     /// Its CPU time so far (user + system of all its threads), in seconds.
     fn cpu_s(&self) -> f64 {
-        crate::process::cpu_time_ns(schedlab_model::Pid(self.pid)).unwrap_or(0) as f64 / 1e9
+        schedlab_live::process::cpu_time_ns(schedlab_model::Pid(self.pid)).unwrap_or(0) as f64 / 1e9
     }
 
     /// Its peak resident set (VmHWM), in KiB.
@@ -1260,7 +1260,7 @@ mod tests {
 
     #[test]
     fn generated_inputs_are_what_they_say() {
-        let dir = TempDir::new().unwrap();
+        let dir = crate::bench::scratch_dir("suite").unwrap();
         let text = dir.path().join("t");
         write_text(&text, 100_000).unwrap();
         let len = std::fs::metadata(&text).unwrap().len();

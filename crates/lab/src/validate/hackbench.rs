@@ -93,7 +93,7 @@ pub fn run(p: &HackbenchParams, limit: Duration) -> Result<HackbenchRun> {
 /// nice, system, irq, softirq and steal, total adding idle and iowait.
 pub fn cpu_time_ns() -> Option<(u64, u64)> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
-    let hz = crate::process::clock_ticks_per_s();
+    let hz = schedlab_live::process::clock_ticks_per_s();
     let (busy, total) = parse_cpu_line(text.lines().next()?)?;
     Some((busy * 1_000_000_000 / hz, total * 1_000_000_000 / hz))
 }

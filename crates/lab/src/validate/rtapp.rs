@@ -78,7 +78,7 @@ pub fn calibrate_loop(reps: u32, limit: Duration) -> Result<f64> {
     for _ in 0..reps.max(1) {
         let dir = crate::bench::scratch_dir("validate-rtapp-cal")?;
         let (exit, _) = launch(&doc, GUESS_NS_PER_LOOP as f64, &dir, "calibration", limit, &mut |_| {})?;
-        let loops: u64 = log_rows(&dir.path())?.iter().map(|r| r.perf).sum();
+        let loops: u64 = log_rows(dir.path())?.iter().map(|r| r.perf).sum();
         if loops == 0 {
             return Err(ValidateError::Failed("rt-app's calibration run logged no loops".into()));
         }
@@ -127,7 +127,7 @@ pub fn run(file: &Path, ns_per_loop: f64, limit: Duration) -> Result<RtAppRun> {
             samples.insert(tid, (comm, s));
         }
     })?;
-    let rows = log_rows(&dir.path())?;
+    let rows = log_rows(dir.path())?;
     let start = rows.iter().map(|r| r.start_us).min();
     let end = rows.iter().map(|r| r.end_us).max();
     let makespan_ns = match (start, end) {

@@ -55,6 +55,10 @@ pub enum BenchCommand {
     /// One process of a benchmark (the runner starts these itself).
     #[command(hide = true)]
     Worker(WorkerOpts),
+    /// A benchmark's daemon: what `schedlab run` runs, from a launch the benchmark
+    /// gives (the runner starts these itself).
+    #[command(hide = true)]
+    Daemon(DaemonOpts),
 }
 
 /// SWAP's client-server microbenchmark: a client at nice -20 waits on a server at nice
@@ -128,17 +132,6 @@ pub enum EnforcerName {
     Auto,
     SchedExt,
     Syscalls,
-}
-
-impl EnforcerName {
-    /// The value on `schedlab run`'s command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            EnforcerName::Auto => "auto",
-            EnforcerName::SchedExt => "sched-ext",
-            EnforcerName::Syscalls => "syscalls",
-        }
-    }
 }
 
 /// PFS's processing-time experiment (paper 001, section 5): programs beside a CPU hog,
@@ -244,6 +237,14 @@ pub struct WorkerOpts {
     pub args: Vec<String>,
 }
 
+/// The arguments of a benchmark's daemon.
+#[derive(Debug, Args)]
+pub struct DaemonOpts {
+    /// The launch, as JSON (`schedlab_live::daemon::launch::Launch`).
+    #[arg(long, value_name = "JSON")]
+    pub launch: String,
+}
+
 /// The IPC kind type, or a stand-in where the live side does not exist.
 #[cfg(target_os = "linux")]
 mod schedlab_live_kind {
@@ -263,6 +264,7 @@ pub fn run(opts: &BenchOpts) -> Result<()> {
         BenchCommand::Policies(o) => bench_policies::run(o),
         BenchCommand::Suite(o) => crate::bench_suite::run(o),
         BenchCommand::Worker(o) => worker(o),
+        BenchCommand::Daemon(o) => daemon(o),
     }
 }
 
@@ -279,6 +281,17 @@ fn slices(_: &SlicesOpts) -> Result<()> {
 #[cfg(not(target_os = "linux"))]
 fn worker(_: &WorkerOpts) -> Result<()> {
     anyhow::bail!("schedlab bench needs Linux")
+}
+
+#[cfg(not(target_os = "linux"))]
+fn daemon(_: &DaemonOpts) -> Result<()> {
+    anyhow::bail!("schedlab bench needs Linux")
+}
+
+#[cfg(target_os = "linux")]
+fn daemon(opts: &DaemonOpts) -> Result<()> {
+    let launch = schedlab_live::daemon::launch::Launch::from_json(&opts.launch).context("--launch")?;
+    crate::run::run(&crate::run::RunOpts::quiet(launch))
 }
 
 #[cfg(target_os = "linux")]
@@ -308,7 +321,7 @@ fn deps(opts: &DepsOpts) -> Result<()> {
         warmup: opts.warmup,
         sort_len: opts.sort_len.map_or(DEFAULT_SORT_LEN, |n| n as usize),
         with_daemon: opts.with_daemon,
-        daemon_enforcer: opts.enforcer.map(|e| e.name().to_string()),
+        daemon_enforcer: opts.enforcer.map_or(schedlab_live::daemon::Enforcer::Auto, Into::into),
         reference: !opts.no_reference,
         time_limit: Duration::from_nanos(opts.time_limit),
         exe: std::env::current_exe().context("cannot find this program's path to start its workers")?,

@@ -153,7 +153,7 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
         exe: std::env::current_exe().context("cannot find this program's path to start the daemon")?,
         daemon_config,
         config_name,
-        enforcer: enforcer.map(|e| e.name().to_string()),
+        enforcer: enforcer.map_or(schedlab_live::daemon::Enforcer::Auto, Into::into),
         workloads,
         sizes: if opts.quick { Sizes::quick() } else { Sizes::full() },
         rounds: opts.rounds.map_or(if opts.quick { 3 } else { 10 }, |r| r as usize),

@@ -92,6 +92,32 @@ pub struct RunOpts {
     pub enforcer: EnforcerName,
 }
 
+impl RunOpts {
+    /// The options of a quiet daemon running `launch` (a benchmark's).
+    pub fn quiet(launch: schedlab_live::daemon::launch::Launch) -> RunOpts {
+        RunOpts {
+            config: launch.config,
+            dry_run: false,
+            store: Some(launch.store),
+            socket: Some(launch.socket),
+            duration: None,
+            quiet: true,
+            metrics: None,
+            enforcer: launch.enforcer.into(),
+        }
+    }
+}
+
+impl From<schedlab_live::daemon::Enforcer> for EnforcerName {
+    fn from(e: schedlab_live::daemon::Enforcer) -> Self {
+        match e {
+            schedlab_live::daemon::Enforcer::Auto => Self::Auto,
+            schedlab_live::daemon::Enforcer::SchedExt => Self::SchedExt,
+            schedlab_live::daemon::Enforcer::Syscalls => Self::Syscalls,
+        }
+    }
+}
+
 impl From<EnforcerName> for schedlab_live::daemon::Enforcer {
     fn from(e: EnforcerName) -> Self {
         match e {

@@ -21,6 +21,10 @@ use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use schedlab_live::actuator::Actuator;
+use schedlab_live::daemon::launch::Launch;
+use schedlab_live::daemon::Enforcer;
+use schedlab_store::Store;
 use serde::Serialize;
 
 use super::ipc::{self, Channel, IpcKind, Peer};
@@ -93,8 +97,8 @@ pub struct DepsConfig {
     pub client_nice: i32,
     /// The configuration the daemon runs with in the `daemon` scenario.
     pub daemon_config: String,
-    /// The daemon's `--enforcer` (auto, sched-ext, syscalls); `None`: its default.
-    pub daemon_enforcer: Option<String>,
+    /// What carries the daemon's decisions out.
+    pub daemon_enforcer: Enforcer,
     /// Measure only the `daemon` scenario (a tuner's objective: nothing to compare).
     pub daemon_only: bool,
     /// Paper 004's multi-server variant instead of one server: five servers post a
@@ -121,7 +125,7 @@ impl Default for DepsConfig {
             exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("schedlab")),
             client_nice: -20,
             daemon_config: DAEMON_CONFIG.to_string(),
-            daemon_enforcer: None,
+            daemon_enforcer: Enforcer::Auto,
             daemon_only: false,
             multi_server: false,
         }
@@ -297,13 +301,8 @@ pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result
                 progress(&at);
             };
             let (samples_ms, daemon) = if scenario == Scenario::Daemon {
-                let mut daemon = Daemon::start(
-                    &cfg.exe,
-                    &cfg.daemon_config,
-                    cfg.daemon_enforcer.as_deref(),
-                    dir.path(),
-                    deadline,
-                )?;
+                let mut daemon =
+                    Daemon::start(&cfg.exe, &cfg.daemon_config, cfg.daemon_enforcer, dir.path(), deadline)?;
                 let samples = run_cell(cfg, kind, scenario, &cpus, dir.path(), deadline, &mut tick)?;
                 let mut outcome = DaemonOutcome::default();
                 match daemon.stats_line().and_then(|l| parse_stats(&l)) {
@@ -654,7 +653,11 @@ pub(crate) const DAEMON_SETTLE: Duration = Duration::from_secs(1);
 /// The longest [`Daemon::wait_steady`] waits for the start-up profiling window to close.
 const PROFILING_LIMIT: Duration = Duration::from_secs(15);
 
-/// `schedlab run`, stopped (SIGINT, then SIGKILL) when dropped.
+/// The hidden subcommand of the current executable that runs a daemon from a
+/// [`Launch`] (given as `--launch JSON`), as `schedlab run` would run it.
+pub const DAEMON_COMMAND: [&str; 2] = ["bench", "daemon"];
+
+/// A daemon process, stopped (SIGINT, then SIGKILL) when dropped.
 pub(crate) struct Daemon {
     child: Option<Child>,
     socket: PathBuf,
@@ -663,15 +666,15 @@ pub(crate) struct Daemon {
 }
 
 impl Daemon {
-    /// Starts `exe run` with the configuration `config_text` and its files (the
+    /// Starts a daemon (`exe`'s hidden `bench daemon`, which runs what `schedlab run`
+    /// runs) with the configuration `config_text`, `enforcer`, and its files (the
     /// configuration, store, socket and log) in `dir`, and waits until its socket accepts
     /// connections. A daemon started again in the same `dir` finds what the last one
     /// learned in the store.
-    /// Starts `exe run` with `config_text` (and `--enforcer enforcer` if given).
     pub(crate) fn start(
         exe: &Path,
         config_text: &str,
-        enforcer: Option<&str>,
+        enforcer: Enforcer,
         dir: &Path,
         deadline: Instant,
     ) -> Result<Daemon> {
@@ -682,12 +685,9 @@ impl Daemon {
         let log = dir.join("daemon.log");
         let _ = std::fs::remove_file(&socket);
         let log_file = File::create(&log).ctx(|| format!("cannot create {}", log.display()))?;
+        let launch = Launch { config: Some(config), store: store.clone(), socket: socket.clone(), enforcer };
         let mut cmd = Command::new(exe);
-        cmd.arg("run").arg("--config").arg(&config).arg("--store").arg(&store);
-        cmd.arg("--socket").arg(&socket).arg("--quiet");
-        if let Some(enforcer) = enforcer {
-            cmd.arg("--enforcer").arg(enforcer);
-        }
+        cmd.args(DAEMON_COMMAND).arg("--launch").arg(launch.to_json());
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log_file);
         guard_command(&mut cmd, Vec::new(), libc::SIGINT, None);
         let child = cmd.spawn().ctx(|| format!("cannot start {} run", exe.display()))?;
@@ -738,27 +738,22 @@ impl Daemon {
         sleep(DAEMON_SETTLE)
     }
 
-    /// Stops it ([`Daemon::stop`]); one that had to be killed is followed by `exe
-    /// restore` on its store, so that nothing is left changed: then the note saying so.
-    pub(crate) fn stop_and_restore(&mut self, exe: &Path) -> Result<Option<String>> {
+    /// Stops it ([`Daemon::stop`]); one that had to be killed has what its journal holds
+    /// undone here, as `schedlab restore` would, so that nothing is left changed: then
+    /// the note saying so.
+    pub(crate) fn stop_and_restore(&mut self) -> Result<Option<String>> {
         let (killed, status) = self.stop()?;
         if !killed {
             return Ok(None);
         }
-        let ok = Command::new(exe)
-            .arg("restore")
-            .arg("--store")
-            .arg(&self.store)
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            return Err(BenchError::Failed(format!(
-                "schedlab run was killed and `schedlab restore --store {}` failed: check the machine",
-                self.store.display()
-            )));
+        let store = Store::open(&self.store)?;
+        let _lock = store.lock()?;
+        let report = Actuator::new(&store).restore_all()?;
+        if !report.failed.is_empty() {
+            return Err(BenchError::Unrestored { store: self.store.clone(), failed: report.failed.len() });
         }
-        Ok(Some(format!("schedlab run ignored SIGINT and was killed ({status}); schedlab restore ran")))
+        let _ = schedlab_live::cgroup::remove_empty_groups();
+        Ok(Some(format!("the daemon ignored SIGINT and was killed ({status}); its journal was restored")))
     }
 
     /// Its pid, while it runs.

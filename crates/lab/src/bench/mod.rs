@@ -48,6 +48,24 @@ pub enum BenchError {
     /// Anything else (a worker that died, a time limit, a daemon that did not start).
     #[error("{0}")]
     Failed(String),
+    /// The store of a daemon the benchmark started.
+    #[error(transparent)]
+    Store(#[from] schedlab_store::Error),
+    /// The journal of a daemon that had to be killed could not be read or written.
+    #[error("the journal of a killed daemon: {0}")]
+    Journal(#[from] schedlab_live::actuator::ActuatorError),
+    /// A daemon had to be killed and some of its changes could not be undone.
+    #[error(
+        "a daemon was killed and {failed} of its change(s) could not be undone: \
+         `schedlab restore --store {}` and check the machine",
+        store.display()
+    )]
+    Unrestored {
+        /// Its store, whose journal keeps them.
+        store: std::path::PathBuf,
+        /// How many.
+        failed: usize,
+    },
 }
 
 impl BenchError {

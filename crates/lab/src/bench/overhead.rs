@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 use schedlab_model::{Event, EventSink};
 use serde::Serialize;
 
+use schedlab_live::daemon::Enforcer;
+
 use super::deps::{self, guard_command, Worker};
 use super::{BenchError, Context, Result};
 use schedlab_live::activity::Activity;
@@ -224,7 +226,7 @@ impl Tracer {
             Mode::Watched => Tracer::Observer(ObserverThread::start(ObserverOptions::watched())?),
             Mode::Daemon => {
                 let mut daemon =
-                    deps::Daemon::start(&cfg.exe, &cfg.daemon_config, None, dir.path(), deadline)?;
+                    deps::Daemon::start(&cfg.exe, &cfg.daemon_config, Enforcer::Auto, dir.path(), deadline)?;
                 daemon.wait_steady(&mut |d| {
                     if Instant::now() + d > deadline {
                         return Err(BenchError::Failed("the time limit passed starting the daemon".into()));
@@ -249,13 +251,13 @@ impl Tracer {
 
     /// Stops the tracer: the records the observer (or the daemon's) lost, if it was
     /// one; a note when the daemon had to be killed.
-    fn stop(self, cfg: &OverheadConfig, deadline: Instant, notes: &mut Vec<String>) -> Result<Option<u64>> {
+    fn stop(self, deadline: Instant, notes: &mut Vec<String>) -> Result<Option<u64>> {
         match self {
             Tracer::None => Ok(None),
             Tracer::Observer(o) => o.stop().map(Some),
             Tracer::Daemon(mut d) => {
                 let lost = d.stats_line().and_then(|l| deps::parse_stats(&l)).map(|s| s.lost_events);
-                notes.extend(d.stop_and_restore(&cfg.exe)?);
+                notes.extend(d.stop_and_restore()?);
                 lost.map(Some)
             }
             Tracer::Bpftrace(mut w) => {
@@ -330,7 +332,7 @@ pub fn run_overhead(
         for (i, &mode) in modes.iter().enumerate() {
             let tracer = Tracer::start(mode, cfg, &dir, deadline)?;
             let t = hackbench(cfg, deadline);
-            let stopped = tracer.stop(cfg, deadline, &mut notes)?;
+            let stopped = tracer.stop(deadline, &mut notes)?;
             let t = t?;
             if let Some(n) = stopped {
                 *lost[i].get_or_insert(0) += n;

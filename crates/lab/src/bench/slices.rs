@@ -35,6 +35,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use schedlab_live::daemon::Enforcer;
+
 use super::deps::{guard_command, Daemon, Worker};
 use super::workers::{self, Role, WorkerSpec};
 use super::{BenchError, Context, Result};
@@ -313,7 +315,7 @@ pub fn run_slices(cfg: &SlicesConfig, progress: &mut dyn FnMut(&Progress)) -> Re
     let work_ns = if cfg.work_ns.is_empty() { default_work_ns(assumed_slice) } else { cfg.work_ns.clone() };
     let dir = super::scratch_dir("slices")?;
     let (targets, skipped) = targets(cfg, &work_ns, dir.path())?;
-    let enforcer = if cfg.sched_ext { "sched-ext" } else { "syscalls" };
+    let enforcer = if cfg.sched_ext { Enforcer::SchedExt } else { Enforcer::Syscalls };
     let mut ext = cfg.ext_slice_ms.map_or(String::new(), |ms| format!("ext_slice_ms = {ms}\n"));
     if cfg.ext_timeshare {
         ext.push_str("ext_timeshare = true\n");
@@ -326,7 +328,7 @@ pub fn run_slices(cfg: &SlicesConfig, progress: &mut dyn FnMut(&Progress)) -> Re
     };
     // One series with the daemon running across it, slices on or off.
     let with_daemon = |slices: bool, t: &Target, at: &mut Progress, progress: &mut dyn FnMut(&Progress)| {
-        let mut daemon = Daemon::start(&cfg.exe, &config(slices), Some(enforcer), dir.path(), deadline)?;
+        let mut daemon = Daemon::start(&cfg.exe, &config(slices), enforcer, dir.path(), deadline)?;
         let series = series(cfg, t, cpu, Some(&mut daemon), deadline, at, progress);
         let stopped = daemon.stop();
         let mut series = series?;
@@ -375,7 +377,7 @@ pub fn run_slices(cfg: &SlicesConfig, progress: &mut dyn FnMut(&Progress)) -> Re
     }
     Ok(SlicesReport {
         cpu,
-        enforcer,
+        enforcer: enforcer.name(),
         default_slice_ms: slice_ns.map(|n| n as f64 / 1e6),
         tm_ms: cfg.tm_ms,
         loops: cfg.loops,

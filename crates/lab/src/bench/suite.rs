@@ -58,6 +58,8 @@ use rand::Rng;
 use rand::SeedableRng;
 use serde::Serialize;
 
+use schedlab_live::daemon::Enforcer;
+
 use super::deps::{self, guard_command, BoostReaction, DepsConfig, Scenario, Worker};
 use super::ipc::IpcKind;
 use super::stats::{median, quantile};
@@ -239,8 +241,8 @@ pub struct SuiteConfig {
     /// The daemon's configuration (TOML text) and what to call it in the report.
     pub daemon_config: String,
     pub config_name: String,
-    /// The daemon's `--enforcer` (None: its default, auto).
-    pub enforcer: Option<String>,
+    /// What carries the daemon's decisions out.
+    pub enforcer: Enforcer,
     /// The workloads, in order.
     pub workloads: Vec<Workload>,
     pub sizes: Sizes,
@@ -448,7 +450,7 @@ pub fn run_suite(
         runner.run_all(second, &mut schedlab, &mut at, progress)?;
         at.what = "stopping schedlab run".into();
         progress(&at);
-        daemon.finish(&runner, &mut cost, &mut notes)?;
+        daemon.finish(&mut cost, &mut notes)?;
         at.done += 1;
 
         at.side = Side::Bare;
@@ -474,7 +476,7 @@ pub fn run_suite(
         cost.idle_s = cfg.idle.as_secs_f64();
         cost.idle_cpu_pct = Some(used / cost.idle_s * 100.0);
         let mut idle_cost = DaemonCost::default();
-        d.finish(&runner, &mut idle_cost, &mut notes)?;
+        d.finish(&mut idle_cost, &mut notes)?;
         cost.peak_rss_kib = cost.peak_rss_kib.max(idle_cost.peak_rss_kib);
         at.done += 1;
         progress(&at);
@@ -1082,13 +1084,8 @@ struct DaemonRun {
 impl DaemonRun {
     /// Starts the daemon and waits for its steady state ([`deps::Daemon::wait_steady`]).
     fn start(r: &Runner) -> Result<DaemonRun> {
-        let mut daemon = deps::Daemon::start(
-            &r.cfg.exe,
-            &r.cfg.daemon_config,
-            r.cfg.enforcer.as_deref(),
-            r.dir,
-            r.deadline,
-        )?;
+        let mut daemon =
+            deps::Daemon::start(&r.cfg.exe, &r.cfg.daemon_config, r.cfg.enforcer, r.dir, r.deadline)?;
         let pid = daemon.pid().ok_or_else(|| BenchError::Failed("schedlab run is not running".into()))?;
         daemon.wait_steady(&mut |d| r.sleep(d))?;
         let mut run = DaemonRun { daemon, pid, started: Instant::now(), cpu_at_start: 0.0 };
@@ -1112,7 +1109,7 @@ impl DaemonRun {
     }
 
     /// Reads what it cost and said, stops it, and makes sure nothing is left changed.
-    fn finish(mut self, r: &Runner, cost: &mut DaemonCost, notes: &mut Vec<String>) -> Result<()> {
+    fn finish(mut self, cost: &mut DaemonCost, notes: &mut Vec<String>) -> Result<()> {
         cost.cpu_s += self.cpu_s() - self.cpu_at_start;
         cost.wall_s += self.started.elapsed().as_secs_f64();
         cost.peak_rss_kib = cost.peak_rss_kib.max(self.peak_rss_kib());
@@ -1126,7 +1123,7 @@ impl DaemonRun {
             }
             Err(e) => notes.push(format!("the daemon's stats could not be read: {e}")),
         }
-        notes.extend(self.daemon.stop_and_restore(&r.cfg.exe)?);
+        notes.extend(self.daemon.stop_and_restore()?);
         Ok(())
     }
 }

@@ -42,6 +42,7 @@ pub mod control;
 pub mod core;
 pub mod expiry;
 pub mod kernel;
+pub mod launch;
 mod live;
 pub mod metrics;
 pub mod priority;
@@ -93,7 +94,8 @@ pub enum DaemonError {
 }
 
 /// What carries the core's decisions out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Enforcer {
     /// schedlab's sched_ext scheduler where the kernel has sched_ext, none other is
     /// loaded, and the scheduler's last trial on this kernel (`schedlab bench suite
@@ -105,6 +107,17 @@ pub enum Enforcer {
     SchedExt,
     /// The scheduling system calls, journaled and undone at the end.
     Syscalls,
+}
+
+impl Enforcer {
+    /// Its name as `--enforcer` and the trials spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Enforcer::Auto => "auto",
+            Enforcer::SchedExt => SCHED_EXT_TRIAL,
+            Enforcer::Syscalls => "syscalls",
+        }
+    }
 }
 
 /// The name enforcer trials give the sched_ext scheduler (`--enforcer`'s spelling).

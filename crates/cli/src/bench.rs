@@ -422,7 +422,7 @@ fn slices(opts: &SlicesOpts) -> Result<()> {
 
     let mut programs = Vec::new();
     for p in &opts.programs {
-        let p: Program = p.parse().map_err(anyhow::Error::msg)?;
+        let p: Program = p.parse()?;
         if !programs.contains(&p) {
             programs.push(p);
         }

@@ -10,11 +10,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use schedlab_lab::bench::policies::{
-    policy_name, run_policies, CellResult, PoliciesConfig, PoliciesReport, Program, Sample,
+    policy_name, run_policies, simulate, CellResult, PoliciesConfig, PoliciesReport, Program, Sample, SimCell,
 };
 use schedlab_lab::papers::{Figure, Series};
 use schedlab_model::{Ns, Policy};
-use schedlab_sim::{FairFlavor, SimConfig};
 use serde::Serialize;
 
 use crate::table::{Align, Table};
@@ -109,18 +108,6 @@ pub struct PoliciesOpts {
     pub svg: Option<PathBuf>,
 }
 
-/// A cell in the simulator.
-#[derive(Clone, Debug, Serialize)]
-pub struct SimCell {
-    pub program: Program,
-    pub policy: String,
-    pub size: u32,
-    /// The workload spec simulated.
-    pub workload: String,
-    /// The makespan as real time, CPU time (runtime) as user time, sys 0.
-    pub metrics: Sample,
-}
-
 #[derive(Serialize)]
 struct Output<'a> {
     #[serde(flatten)]
@@ -132,7 +119,7 @@ struct Output<'a> {
 pub fn run(opts: &PoliciesOpts) -> Result<()> {
     let mut programs: Vec<Program> = Vec::new();
     for p in &opts.programs {
-        let p: Program = p.parse().map_err(anyhow::Error::msg)?;
+        let p: Program = p.parse()?;
         if !programs.contains(&p) {
             programs.push(p);
         }
@@ -191,55 +178,6 @@ pub fn run(opts: &PoliciesOpts) -> Result<()> {
     }
     write_tables(&mut out, &report, sim.as_deref())?;
     Ok(())
-}
-
-/// The simulator's spec of a cell.
-fn sim_spec(report: &PoliciesReport, c: &CellResult) -> String {
-    let mut s = format!("{}:procs={},policy={}", c.program.name(), c.size, c.policy);
-    if let Some(p) = c.priority {
-        s += &format!(",prio={p}");
-    }
-    if c.program != Program::Rw {
-        // The CPU time the live iterations take here, not the model's 70 ns each.
-        let work_us = (report.iterations as f64 * report.pi_ns_per_iteration / 1e3).round().max(1.0);
-        s += &format!(",work={work_us}us");
-    }
-    if c.program != Program::Pi {
-        s += &format!(",bytes={},block={}", report.bytes, report.block);
-    }
-    s
-}
-
-/// Every live cell in the simulator, with as many CPUs as the workers had.
-fn simulate(report: &PoliciesReport) -> Result<Vec<SimCell>> {
-    let config = SimConfig::new(report.cpus.len() as u32, FairFlavor::Eevdf);
-    report
-        .cells
-        .iter()
-        .map(|c| {
-            let spec = sim_spec(report, c);
-            let w = schedlab_sim::workloads::load(&spec).with_context(|| format!("cannot load '{spec}'"))?;
-            let r = schedlab_sim::simulate(&w, &config, None)
-                .with_context(|| format!("simulating '{spec}' failed"))?;
-            let real_s = r.makespan_ns as f64 / 1e9;
-            let cpu_s = r.tasks.iter().map(|t| t.runtime_ns).sum::<u64>() as f64 / 1e9;
-            let metrics = Sample {
-                real_s,
-                user_s: cpu_s,
-                sys_s: 0.0,
-                cpu_pct: if real_s > 0.0 { 100.0 * cpu_s / real_s } else { 0.0 },
-                nvcsw: r.tasks.iter().map(|t| t.nvcsw).sum::<u64>() as f64,
-                nivcsw: r.tasks.iter().map(|t| t.nivcsw).sum::<u64>() as f64,
-            };
-            Ok(SimCell {
-                program: c.program,
-                policy: c.policy.clone(),
-                size: c.size,
-                workload: spec,
-                metrics,
-            })
-        })
-        .collect()
 }
 
 /// The paper's names of its three sizes.
@@ -468,7 +406,7 @@ fn write_svgs(dir: &Path, report: &PoliciesReport, sim: Option<&[SimCell]>) -> R
         if fig.series.iter().all(|s| s.points.is_empty()) {
             continue;
         }
-        let svg = crate::report::svg(&fig).map_err(anyhow::Error::msg)?;
+        let svg = crate::report::svg(&fig)?;
         let path = dir.join(file);
         std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))?;
     }
@@ -556,9 +494,9 @@ mod tests {
     #[test]
     fn simulated_values_sit_under_the_live_ones() {
         let r = report();
-        assert_eq!(sim_spec(&r, &r.cells[1]), "pi:procs=10,policy=fifo,prio=99,work=70000us");
-        assert_eq!(sim_spec(&r, &r.cells[3]), "rw:procs=10,policy=other,bytes=102400,block=1024");
         let sim = simulate(&r).unwrap();
+        assert_eq!(sim[1].workload, "pi:procs=10,policy=fifo,prio=99,work=70000us");
+        assert_eq!(sim[3].workload, "rw:procs=10,policy=other,bytes=102400,block=1024");
         assert_eq!(sim.len(), 4);
         // One CPU, 10 × 70 ms of pi: 0.7 s.
         assert!((sim[0].metrics.real_s - 0.7).abs() < 0.05, "{:?}", sim[0]);

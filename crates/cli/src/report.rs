@@ -1,6 +1,7 @@
 //! The `reproduce` report: one HTML page with each experiment's setup, its values beside
 //! the paper's, and its figures as inline SVG drawn with plotters.
 
+use anyhow::Context;
 use plotters::prelude::*;
 use schedlab_lab::papers::{Experiment, Figure};
 
@@ -32,12 +33,12 @@ pub fn num(v: f64) -> String {
 
 /// A figure as an SVG document: lines with markers (or grouped bars when the figure
 /// names categories), one colour per series, a legend.
-pub fn svg(fig: &Figure) -> Result<String, String> {
+pub fn svg(fig: &Figure) -> anyhow::Result<String> {
     let points = || fig.series.iter().flat_map(|s| s.points.iter().copied());
     let (x0, x1) = points().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| (a.min(x), b.max(x)));
     let (y0, y1) = points().fold((f64::MAX, f64::MIN), |(a, b), (_, y)| (a.min(y), b.max(y)));
     if x0 > x1 {
-        return Err(format!("figure '{}' has no points", fig.title));
+        anyhow::bail!("figure '{}' has no points", fig.title);
     }
     let bars = !fig.categories.is_empty();
     let pad = |lo: f64, hi: f64| {
@@ -49,20 +50,19 @@ pub fn svg(fig: &Figure) -> Result<String, String> {
     // Headroom above the data for the legend (upper right).
     let y1 = y1 + (y1 - y0) * 0.35;
     let mut out = String::new();
-    draw(&mut out, fig, (x0, x1), (y0, y1)).map_err(|e| format!("figure '{}': {e}", fig.title))?;
+    draw(&mut out, fig, (x0, x1), (y0, y1)).with_context(|| format!("figure '{}'", fig.title))?;
     Ok(out)
 }
 
-fn draw(out: &mut String, fig: &Figure, (x0, x1): (f64, f64), (y0, y1): (f64, f64)) -> Result<(), String> {
+fn draw(out: &mut String, fig: &Figure, (x0, x1): (f64, f64), (y0, y1): (f64, f64)) -> anyhow::Result<()> {
     let root = SVGBackend::with_string(out, (640, 400)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(&fig.title, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(|e| e.to_string())?;
+        .build_cartesian_2d(x0..x1, y0..y1)?;
     let categories = &fig.categories;
     let label = |x: &f64| {
         let i = x.round();
@@ -79,8 +79,7 @@ fn draw(out: &mut String, fig: &Figure, (x0, x1): (f64, f64), (y0, y1): (f64, f6
         .y_desc(fig.y_label.as_str())
         .x_label_formatter(&label)
         .x_labels(if categories.is_empty() { 10 } else { categories.len() + 1 })
-        .draw()
-        .map_err(|e| e.to_string())?;
+        .draw()?;
     let n = fig.series.len().max(1) as f64;
     for (i, s) in fig.series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
@@ -88,24 +87,18 @@ fn draw(out: &mut String, fig: &Figure, (x0, x1): (f64, f64), (y0, y1): (f64, f6
             move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(6));
         if categories.is_empty() {
             chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), colour.stroke_width(2)))
-                .map_err(|e| e.to_string())?
+                .draw_series(LineSeries::new(s.points.iter().copied(), colour.stroke_width(2)))?
                 .label(s.name.as_str())
                 .legend(legend);
-            chart
-                .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
-                .map_err(|e| e.to_string())?;
+            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
         } else {
             // Bars of one group share 0.8 of the unit around the category.
             let w = 0.8 / n;
             let left = |x: f64| x - 0.4 + w * i as f64;
             chart
-                .draw_series(
-                    s.points.iter().map(|&(x, y)| {
-                        Rectangle::new([(left(x), 0.0), (left(x) + w * 0.9, y)], colour.filled())
-                    }),
-                )
-                .map_err(|e| e.to_string())?
+                .draw_series(s.points.iter().map(|&(x, y)| {
+                    Rectangle::new([(left(x), 0.0), (left(x) + w * 0.9, y)], colour.filled())
+                }))?
                 .label(s.name.as_str())
                 .legend(legend);
         }
@@ -115,9 +108,8 @@ fn draw(out: &mut String, fig: &Figure, (x0, x1): (f64, f64), (y0, y1): (f64, f6
         .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())?;
+        .draw()?;
+    root.present()?;
     Ok(())
 }
 
@@ -126,7 +118,7 @@ fn report_num(v: f64) -> String {
 }
 
 /// The whole report page.
-pub fn html(experiments: &[Experiment]) -> Result<String, String> {
+pub fn html(experiments: &[Experiment]) -> anyhow::Result<String> {
     let mut page = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>schedlab reproduce</title><style>\

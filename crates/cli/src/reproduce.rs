@@ -80,7 +80,7 @@ pub fn run(opts: &ReproduceOpts) -> Result<()> {
     let results = opts.out.join("results.json");
     fs::write(&results, format!("{json}\n"))
         .with_context(|| format!("cannot write {}", results.display()))?;
-    let page = report::html(&done).map_err(anyhow::Error::msg).context("cannot draw the report")?;
+    let page = report::html(&done).context("cannot draw the report")?;
     let html = opts.out.join("report.html");
     fs::write(&html, page).with_context(|| format!("cannot write {}", html.display()))?;
 

@@ -356,7 +356,7 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
             &format!("schedlab tune --method {}", outcome.method),
             &[(outcome.method, &trace)],
         );
-        let svg = report::svg(&fig).map_err(anyhow::Error::msg)?;
+        let svg = report::svg(&fig)?;
         std::fs::write(path, svg).with_context(|| format!("cannot write the chart {}", path.display()))?;
     }
     let mut out = io::stdout().lock();

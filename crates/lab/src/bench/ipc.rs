@@ -35,6 +35,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::named::{parse_named, Named, UnknownName};
 use super::{cvt, BenchError, Context, Result};
 
 /// How many bytes a reply carries (the paper's 4 KB buffer).
@@ -94,14 +95,21 @@ impl fmt::Display for IpcKind {
     }
 }
 
-impl FromStr for IpcKind {
-    type Err = String;
+impl Named for IpcKind {
+    const KIND: &'static str = "IPC kind";
+    fn every() -> Vec<Self> {
+        IpcKind::ALL.to_vec()
+    }
+    fn label(self) -> String {
+        self.name().into()
+    }
+}
 
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        IpcKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| {
-            let names: Vec<_> = IpcKind::ALL.iter().map(|k| k.name()).collect();
-            format!("unknown IPC kind '{s}' (the kinds are {})", names.join(", "))
-        })
+impl FromStr for IpcKind {
+    type Err = UnknownName;
+
+    fn from_str(s: &str) -> std::result::Result<Self, UnknownName> {
+        parse_named(s)
     }
 }
 
@@ -173,7 +181,8 @@ impl EndpointSpec {
     /// The spec from [`to_arg`](EndpointSpec::to_arg)'s form.
     pub fn parse(s: &str) -> std::result::Result<Self, String> {
         let mut parts = s.split(';');
-        let kind: IpcKind = parts.next().unwrap_or_default().parse()?;
+        let kind: IpcKind =
+            parts.next().unwrap_or_default().parse().map_err(|e: UnknownName| e.to_string())?;
         let mut spec = EndpointSpec::new(kind);
         let int = |v: &str| v.parse::<i32>().map_err(|e| format!("bad number '{v}' in '{s}': {e}"));
         for part in parts {

@@ -26,6 +26,7 @@ use std::io;
 
 pub mod deps;
 pub mod ipc;
+pub mod named;
 pub mod overhead;
 pub mod policies;
 pub mod slices;
@@ -48,6 +49,18 @@ pub enum BenchError {
     /// Anything else (a worker that died, a time limit, a daemon that did not start).
     #[error("{0}")]
     Failed(String),
+    /// A workload the simulator could not build (the simulated half of a benchmark).
+    #[error(transparent)]
+    Workload(#[from] schedlab_sim::workloads::WorkloadError),
+    /// A simulation that failed.
+    #[error("simulating '{workload}' failed: {source}")]
+    Simulate {
+        /// The workload's spec.
+        workload: String,
+        /// Why.
+        #[source]
+        source: schedlab_sim::SimError,
+    },
     /// The store of a daemon the benchmark started.
     #[error(transparent)]
     Store(#[from] schedlab_store::Error),

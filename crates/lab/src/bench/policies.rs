@@ -35,10 +35,12 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use schedlab_model::{Pid, Policy};
+use schedlab_sim::{FairFlavor, SimConfig};
 use serde::Serialize;
 
 use super::deps::Worker;
 use super::ipc;
+use super::named::{parse_named, Named, UnknownName};
 use super::workers::{self, Role, WorkerSpec};
 use super::{cvt, BenchError, Context, Result};
 use schedlab_live::settings::{
@@ -90,14 +92,21 @@ impl Program {
     }
 }
 
-impl std::str::FromStr for Program {
-    type Err = String;
+impl Named for Program {
+    const KIND: &'static str = "program";
+    fn every() -> Vec<Self> {
+        Program::ALL.to_vec()
+    }
+    fn label(self) -> String {
+        self.name().into()
+    }
+}
 
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Program::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| format!("unknown program '{s}' (pi, rw or mixed)"))
+impl std::str::FromStr for Program {
+    type Err = UnknownName;
+
+    fn from_str(s: &str) -> std::result::Result<Self, UnknownName> {
+        parse_named(s)
     }
 }
 
@@ -686,6 +695,68 @@ fn wait_all(
         }
     }
     Ok(Some(usage))
+}
+
+/// A cell in the simulator.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimCell {
+    pub program: Program,
+    pub policy: String,
+    pub size: u32,
+    /// The workload spec simulated.
+    pub workload: String,
+    /// The makespan as real time, CPU time (runtime) as user time, sys 0.
+    pub metrics: Sample,
+}
+
+/// The simulator's spec of a cell.
+fn sim_spec(report: &PoliciesReport, c: &CellResult) -> String {
+    let mut s = format!("{}:procs={},policy={}", c.program.name(), c.size, c.policy);
+    if let Some(p) = c.priority {
+        s += &format!(",prio={p}");
+    }
+    if c.program != Program::Rw {
+        // The CPU time the live iterations take here, not the model's 70 ns each.
+        let work_us = (report.iterations as f64 * report.pi_ns_per_iteration / 1e3).round().max(1.0);
+        s += &format!(",work={work_us}us");
+    }
+    if c.program != Program::Pi {
+        s += &format!(",bytes={},block={}", report.bytes, report.block);
+    }
+    s
+}
+
+/// Every live cell in the simulator (paper 002's programs as the simulator's workloads),
+/// with as many CPUs as the workers had: `bench policies --sim`.
+pub fn simulate(report: &PoliciesReport) -> Result<Vec<SimCell>> {
+    let config = SimConfig::new(report.cpus.len() as u32, FairFlavor::Eevdf);
+    report
+        .cells
+        .iter()
+        .map(|c| {
+            let spec = sim_spec(report, c);
+            let w = schedlab_sim::workloads::load(&spec)?;
+            let r = schedlab_sim::simulate(&w, &config, None)
+                .map_err(|source| BenchError::Simulate { workload: spec.clone(), source })?;
+            let real_s = r.makespan_ns as f64 / 1e9;
+            let cpu_s = r.tasks.iter().map(|t| t.runtime_ns).sum::<u64>() as f64 / 1e9;
+            let metrics = Sample {
+                real_s,
+                user_s: cpu_s,
+                sys_s: 0.0,
+                cpu_pct: if real_s > 0.0 { 100.0 * cpu_s / real_s } else { 0.0 },
+                nvcsw: r.tasks.iter().map(|t| t.nvcsw).sum::<u64>() as f64,
+                nivcsw: r.tasks.iter().map(|t| t.nivcsw).sum::<u64>() as f64,
+            };
+            Ok(SimCell {
+                program: c.program,
+                policy: c.policy.clone(),
+                size: c.size,
+                workload: spec,
+                metrics,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ use serde::Serialize;
 use schedlab_live::daemon::Enforcer;
 
 use super::deps::{guard_command, Daemon, Worker};
+use super::named::{parse_named, Named, UnknownName};
 use super::workers::{self, Role, WorkerSpec};
 use super::{BenchError, Context, Result};
 
@@ -70,14 +71,21 @@ impl Program {
     }
 }
 
-impl std::str::FromStr for Program {
-    type Err = String;
+impl Named for Program {
+    const KIND: &'static str = "program";
+    fn every() -> Vec<Self> {
+        Program::ALL.to_vec()
+    }
+    fn label(self) -> String {
+        self.name().into()
+    }
+}
 
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Program::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| format!("unknown program '{s}' (test, gzip or sort)"))
+impl std::str::FromStr for Program {
+    type Err = UnknownName;
+
+    fn from_str(s: &str) -> std::result::Result<Self, UnknownName> {
+        parse_named(s)
     }
 }
 

@@ -62,6 +62,7 @@ use schedlab_live::daemon::Enforcer;
 
 use super::deps::{self, guard_command, BoostReaction, DepsConfig, Scenario, Worker};
 use super::ipc::IpcKind;
+use super::named::{parse_named, Named, UnknownName};
 use super::stats::{median, quantile};
 use super::workers::{self, Role, WorkerSpec};
 use super::{BenchError, Context, Result};
@@ -147,14 +148,21 @@ impl Workload {
     }
 }
 
-impl std::str::FromStr for Workload {
-    type Err = String;
+impl Named for Workload {
+    const KIND: &'static str = "workload of the suite";
+    fn every() -> Vec<Self> {
+        Workload::all()
+    }
+    fn label(self) -> String {
+        self.name()
+    }
+}
 
-    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
-        Workload::all().into_iter().find(|w| w.name() == s).ok_or_else(|| {
-            let names: Vec<String> = Workload::all().into_iter().map(Workload::name).collect();
-            format!("'{s}' is not a workload of the suite: use {}", names.join(", "))
-        })
+impl std::str::FromStr for Workload {
+    type Err = UnknownName;
+
+    fn from_str(s: &str) -> std::result::Result<Self, UnknownName> {
+        parse_named(s)
     }
 }
 
@@ -1252,7 +1260,7 @@ mod tests {
             assert_eq!(w.name().parse::<Workload>().unwrap(), w);
         }
         assert_eq!(Workload::all().len(), 14);
-        assert!("fio".parse::<Workload>().unwrap_err().contains("hackbench-pipe-process"));
+        assert!("fio".parse::<Workload>().unwrap_err().to_string().contains("hackbench-pipe-process"));
     }
 
     #[test]

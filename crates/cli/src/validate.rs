@@ -2,13 +2,11 @@
 //! this machine's CPU count) with costs measured here, paired, and related by a
 //! least-squares line as paper 003's Figure 1 relates LinSched to hackbench.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use serde::Serialize;
 
 use crate::tunables::{self, Setting};
 
@@ -122,111 +120,8 @@ fn parse_groups(s: &str) -> Result<Groups, String> {
     Ok(Groups { first, last })
 }
 
-/// One tunable set from the calibration or `--set`.
-#[derive(Debug, Serialize)]
-struct TunableSet {
-    name: String,
-    value: String,
-}
-
-/// One hackbench group count: real (medians) beside simulated.
-#[derive(Debug, Serialize)]
-struct HackbenchRow {
-    groups: u32,
-    /// hackbench's `Time:`, median of the runs.
-    real_ns: u64,
-    /// Every run's `Time:`.
-    real_runs_ns: Vec<u64>,
-    /// The whole hackbench process (fork and setup included), median.
-    real_wall_ns: u64,
-    /// CPU time of hackbench and its workers, median.
-    real_cpu_ns: u64,
-    real_nvcsw: u64,
-    real_nivcsw: u64,
-    sim_ns: u64,
-    /// Simulated CPU time of the tasks.
-    sim_cpu_ns: u64,
-    sim_nvcsw: u64,
-    sim_nivcsw: u64,
-}
-
-#[derive(Debug, Serialize)]
-struct HackbenchSection {
-    command: String,
-    sim_spec: String,
-    rows: Vec<HackbenchRow>,
-    /// The share of the machine's CPU time that other processes used during the real
-    /// runs (from /proc/stat, 10 ms resolution): the real times are that much slower.
-    other_load: Option<f64>,
-    /// real_ns = slope * sim_ns + intercept.
-    fit: Option<schedlab_live_fit::LinearFit>,
-    /// The same over context switches (nvcsw + nivcsw).
-    context_switch_fit: Option<schedlab_live_fit::LinearFit>,
-}
-
-/// One rt-app thread: real (medians) beside simulated.
-#[derive(Debug, Serialize)]
-struct RtAppTaskRow {
-    name: String,
-    real_runtime_ns: Option<u64>,
-    sim_runtime_ns: Option<u64>,
-    /// Share of all the file's threads' CPU time.
-    real_share: Option<f64>,
-    sim_share: Option<f64>,
-    real_csw: Option<u64>,
-    sim_csw: Option<u64>,
-}
-
-/// One rt-app file.
-#[derive(Debug, Serialize)]
-struct RtAppRow {
-    file: String,
-    real_makespan_ns: Option<u64>,
-    sim_makespan_ns: Option<u64>,
-    /// Context switches of the worker threads (nvcsw + nivcsw), median.
-    real_csw: Option<u64>,
-    sim_csw: Option<u64>,
-    tasks: Vec<RtAppTaskRow>,
-    /// Why the file could not be run or simulated.
-    error: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct RtAppSection {
-    dir: String,
-    /// rt-app's busy loop here, ns per loop.
-    ns_per_loop: Option<f64>,
-    /// As in the hackbench section, during the rt-app runs.
-    other_load: Option<f64>,
-    files: Vec<RtAppRow>,
-    /// Why no file ran.
-    skipped: Option<String>,
-}
-
-/// Everything `validate` found.
-#[derive(Debug, Serialize)]
-struct ValidateReport {
-    cpus: u32,
-    fair: &'static str,
-    reps: u32,
-    calibration: Option<CalibrationOut>,
-    tunables: Vec<TunableSet>,
-    hackbench: HackbenchSection,
-    rtapp: Option<RtAppSection>,
-}
-
 #[cfg(target_os = "linux")]
-type CalibrationOut = schedlab_lab::validate::calibrate::Calibration;
-#[cfg(not(target_os = "linux"))]
-type CalibrationOut = ();
-
-#[cfg(target_os = "linux")]
-use schedlab_lab::validate::fit as schedlab_live_fit;
-
-#[cfg(not(target_os = "linux"))]
-mod schedlab_live_fit {
-    pub type LinearFit = ();
-}
+use schedlab_lab::validate::pairs::ValidateReport;
 
 /// Runs `schedlab validate`.
 #[cfg(not(target_os = "linux"))]
@@ -237,7 +132,33 @@ pub fn run(_: &ValidateOpts) -> Result<()> {
 /// Runs `schedlab validate`.
 #[cfg(target_os = "linux")]
 pub fn run(opts: &ValidateOpts) -> Result<()> {
-    let report = linux::validate(opts)?;
+    use schedlab_lab::validate::pairs::{validate, ValidateConfig};
+    let cfg = ValidateConfig {
+        cpus: opts.cpus.unwrap_or_else(crate::simulate::host_cpus),
+        reps: opts.reps,
+        calibrate: !opts.no_calibrate,
+        sets: opts
+            .set
+            .iter()
+            .filter_map(|s| match s {
+                Setting::Assign { name, value } => Some((name.clone(), value.clone())),
+                Setting::Help => None,
+            })
+            .collect(),
+        groups: (opts.groups.first, opts.groups.last),
+        fds: opts.fds,
+        loops: opts.loops,
+        rtapp: (!opts.no_rtapp).then(|| match &opts.rtapp {
+            Some(dir) => (dir.clone(), true),
+            None => (PathBuf::from("data/validate"), false),
+        }),
+        limit: std::time::Duration::from_secs(opts.timeout),
+    };
+    let report = validate(&cfg, &mut |msg| {
+        if !opts.json {
+            eprintln!("{msg}");
+        }
+    })?;
     if let Some(path) = &opts.chart {
         let svg = chart(&report)?;
         std::fs::write(path, svg).with_context(|| format!("cannot write the chart {}", path.display()))?;
@@ -250,288 +171,6 @@ pub fn run(opts: &ValidateOpts) -> Result<()> {
         write_text(&mut out, &report, opts.chart.as_deref())
     };
     written.context("cannot write to standard output")
-}
-
-#[cfg(target_os = "linux")]
-mod linux {
-    use std::time::Duration;
-
-    use anyhow::{Context, Result};
-    use schedlab_lab::validate::fit::{linear_fit, median};
-    use schedlab_lab::validate::hackbench::{self, HackbenchParams};
-    use schedlab_lab::validate::{calibrate, rtapp};
-    use schedlab_sim::{FairFlavor, Report, SimConfig};
-
-    use super::*;
-
-    /// The median of whole numbers.
-    fn med(v: &[u64]) -> u64 {
-        median(&v.iter().map(|&x| x as f64).collect::<Vec<_>>()).unwrap_or(0.0).round() as u64
-    }
-
-    fn progress(opts: &ValidateOpts, msg: &str) {
-        if !opts.json {
-            eprintln!("{msg}");
-        }
-    }
-
-    pub(super) fn validate(opts: &ValidateOpts) -> Result<ValidateReport> {
-        let cpus = opts.cpus.unwrap_or_else(crate::simulate::host_cpus);
-        let mut config = SimConfig::new(cpus, FairFlavor::Eevdf);
-        let mut set = Vec::new();
-        let calibration = if opts.no_calibrate {
-            None
-        } else {
-            progress(opts, "measuring the system call, copy and context switch costs...");
-            let c = calibrate::measure(opts.reps).context("the calibration failed")?;
-            for (name, value) in c.tunables() {
-                config.tunables.set(name, &value.to_string()).map_err(anyhow::Error::msg)?;
-                set.push(TunableSet { name: name.to_string(), value: value.to_string() });
-            }
-            Some(c)
-        };
-        tunables::apply(&mut config.tunables, &opts.set).map_err(|e| anyhow::anyhow!("--set {e}"))?;
-        for s in &opts.set {
-            if let Setting::Assign { name, value } = s {
-                set.push(TunableSet { name: name.clone(), value: value.clone() });
-            }
-        }
-        let limit = Duration::from_secs(opts.timeout);
-        let hackbench = hackbench_section(opts, &config, limit)?;
-        let rtapp = rtapp_section(opts, &config, limit)?;
-        Ok(ValidateReport {
-            cpus,
-            fair: FairFlavor::Eevdf.name(),
-            reps: opts.reps,
-            calibration,
-            tunables: set,
-            hackbench,
-            rtapp,
-        })
-    }
-
-    fn simulate(spec: &str, config: &SimConfig) -> Result<Report> {
-        let w =
-            schedlab_sim::workloads::load(spec).with_context(|| format!("cannot load workload '{spec}'"))?;
-        schedlab_sim::simulate(&w, config, None).with_context(|| format!("simulating '{spec}' failed"))
-    }
-
-    fn hackbench_section(
-        opts: &ValidateOpts,
-        config: &SimConfig,
-        limit: Duration,
-    ) -> Result<HackbenchSection> {
-        let params = |groups| HackbenchParams { groups, fds: opts.fds, loops: opts.loops, size: 100 };
-        let groups: Vec<u32> = (opts.groups.first..=opts.groups.last).collect();
-        let mut runs: BTreeMap<u32, Vec<hackbench::HackbenchRun>> = BTreeMap::new();
-        let before = hackbench::cpu_time_ns();
-        // Interleaved, so that a drift of the machine's load spreads over every G.
-        for rep in 1..=opts.reps {
-            progress(opts, &format!("hackbench run {rep} of {} for groups {:?}...", opts.reps, opts.groups));
-            for &g in &groups {
-                let p = params(g);
-                let run =
-                    hackbench::run(&p, limit).with_context(|| format!("{} failed", p.command().join(" ")))?;
-                runs.entry(g).or_default().push(run);
-            }
-        }
-        let ours: u64 = runs.values().flatten().map(|r| r.cpu_ns).sum();
-        let other_load =
-            before.zip(hackbench::cpu_time_ns()).and_then(|(b, a)| hackbench::other_load(b, a, ours));
-        progress(opts, "simulating hackbench...");
-        let mut rows = Vec::new();
-        for &g in &groups {
-            let r = simulate(&params(g).sim_spec(), config)?;
-            let real = &runs[&g];
-            let pick = |f: fn(&hackbench::HackbenchRun) -> u64| med(&real.iter().map(f).collect::<Vec<_>>());
-            rows.push(HackbenchRow {
-                groups: g,
-                real_ns: pick(|r| r.time_ns),
-                real_runs_ns: real.iter().map(|r| r.time_ns).collect(),
-                real_wall_ns: pick(|r| r.wall_ns),
-                real_cpu_ns: pick(|r| r.cpu_ns),
-                real_nvcsw: pick(|r| r.nvcsw),
-                real_nivcsw: pick(|r| r.nivcsw),
-                sim_ns: r.makespan_ns,
-                sim_cpu_ns: r.tasks.iter().map(|t| t.runtime_ns).sum(),
-                sim_nvcsw: r.tasks.iter().map(|t| t.nvcsw).sum(),
-                sim_nivcsw: r.tasks.iter().map(|t| t.nivcsw).sum(),
-            });
-        }
-        let fit = linear_fit(&rows.iter().map(|r| (r.sim_ns as f64, r.real_ns as f64)).collect::<Vec<_>>());
-        let csw: Vec<(f64, f64)> = rows
-            .iter()
-            .map(|r| ((r.sim_nvcsw + r.sim_nivcsw) as f64, (r.real_nvcsw + r.real_nivcsw) as f64))
-            .collect();
-        let p = params(0);
-        Ok(HackbenchSection {
-            command: p.command().join(" ").replace("-g 0", "-g G"),
-            sim_spec: p.sim_spec().replace("groups=0", "groups=G"),
-            rows,
-            other_load,
-            fit,
-            context_switch_fit: linear_fit(&csw),
-        })
-    }
-
-    fn rtapp_section(
-        opts: &ValidateOpts,
-        config: &SimConfig,
-        limit: Duration,
-    ) -> Result<Option<RtAppSection>> {
-        if opts.no_rtapp {
-            return Ok(None);
-        }
-        let (dir, explicit) = match &opts.rtapp {
-            Some(d) => (d.clone(), true),
-            None => (PathBuf::from("data/validate"), false),
-        };
-        let section = |files, ns_per_loop, other_load, skipped: Option<String>| {
-            Ok(Some(RtAppSection { dir: dir.display().to_string(), ns_per_loop, other_load, files, skipped }))
-        };
-        if !dir.is_dir() {
-            if explicit {
-                anyhow::bail!("--rtapp {}: not a directory", dir.display());
-            }
-            return section(vec![], None, None, Some(format!("{} does not exist", dir.display())));
-        }
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .with_context(|| format!("cannot list {}", dir.display()))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        files.sort();
-        if files.is_empty() {
-            return section(vec![], None, None, Some(format!("no .json file in {}", dir.display())));
-        }
-        progress(opts, "calibrating rt-app's busy loop...");
-        let ns_per_loop = match rtapp::calibrate_loop(opts.reps.min(3), limit) {
-            Ok(n) => n,
-            Err(e) if !explicit => {
-                return section(vec![], None, None, Some(format!("rt-app cannot run: {e}")))
-            }
-            Err(e) => return Err(e).context("cannot calibrate rt-app's busy loop"),
-        };
-        let before = hackbench::cpu_time_ns();
-        let mut ours = 0;
-        let rows = files
-            .iter()
-            .map(|f| {
-                progress(opts, &format!("rt-app {}...", f.display()));
-                rtapp_file(f, ns_per_loop, opts.reps, config, limit, &mut ours)
-            })
-            .collect();
-        let other_load =
-            before.zip(hackbench::cpu_time_ns()).and_then(|(b, a)| hackbench::other_load(b, a, ours));
-        section(rows, Some(ns_per_loop), other_load, None)
-    }
-
-    /// Runs and simulates one rt-app file; adds the real runs' CPU time to `cpu_ns`.
-    fn rtapp_file(
-        file: &Path,
-        ns_per_loop: f64,
-        reps: u32,
-        config: &SimConfig,
-        limit: Duration,
-        cpu_ns: &mut u64,
-    ) -> RtAppRow {
-        let name = file.display().to_string();
-        let mut row = RtAppRow {
-            file: name.clone(),
-            real_makespan_ns: None,
-            sim_makespan_ns: None,
-            real_csw: None,
-            sim_csw: None,
-            tasks: vec![],
-            error: None,
-        };
-        let sim = simulate(&name, config);
-        let mut real = Vec::new();
-        let mut error = None;
-        for _ in 0..reps {
-            match rtapp::run(file, ns_per_loop, limit) {
-                Ok(r) => {
-                    *cpu_ns += r.cpu_ns;
-                    real.push(r)
-                }
-                Err(e) => {
-                    error = Some(format!("rt-app: {e}"));
-                    break;
-                }
-            }
-        }
-        // The simulator's name of each (key, instance): its tasks are `<key>-<n>`, `n`
-        // counting all threads of the file in order; the kernel keeps 15 bytes of a name.
-        let mut sim_names: BTreeMap<(String, usize), String> = BTreeMap::new();
-        if let Ok(s) = &sim {
-            let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-            for t in &s.tasks {
-                let key = t.name.rsplit_once('-').map_or(t.name.as_str(), |(k, _)| k);
-                let key: String = key.bytes().take(15).map(char::from).collect();
-                let n = seen.entry(key.clone()).or_default();
-                sim_names.insert((key, *n), t.name.clone());
-                *n += 1;
-            }
-        }
-        // Per thread name: the medians over the runs.
-        let mut by_name: BTreeMap<String, (Vec<u64>, Vec<u64>)> = BTreeMap::new();
-        for r in &real {
-            for t in &r.tasks {
-                let name = sim_names
-                    .get(&(t.key.clone(), t.instance))
-                    .cloned()
-                    .unwrap_or_else(|| format!("{}[{}]", t.key, t.instance));
-                let e = by_name.entry(name).or_default();
-                e.0.push(t.runtime_ns);
-                e.1.push(t.nvcsw + t.nivcsw);
-            }
-        }
-        if !real.is_empty() {
-            row.real_makespan_ns = Some(med(&real.iter().map(|r| r.makespan_ns).collect::<Vec<_>>()));
-            let csw: Vec<u64> =
-                real.iter().map(|r| r.tasks.iter().map(|t| t.nvcsw + t.nivcsw).sum()).collect();
-            row.real_csw = Some(med(&csw));
-        }
-        let real_med: BTreeMap<&str, (u64, u64)> =
-            by_name.iter().map(|(n, (rt, cs))| (n.as_str(), (med(rt), med(cs)))).collect();
-        let real_total: u64 = real_med.values().map(|v| v.0).sum();
-        let mut names: Vec<String> = Vec::new();
-        let sim = match sim {
-            Ok(s) => Some(s),
-            Err(e) => {
-                error = Some(format!("{}{e:#}", error.map(|e| e + "; ").unwrap_or_default()));
-                None
-            }
-        };
-        if let Some(s) = &sim {
-            row.sim_makespan_ns = Some(s.makespan_ns);
-            row.sim_csw = Some(s.tasks.iter().map(|t| t.nvcsw + t.nivcsw).sum());
-            names.extend(s.tasks.iter().map(|t| t.name.clone()));
-        }
-        for n in real_med.keys() {
-            if !names.iter().any(|m| m == n) {
-                names.push(n.to_string());
-            }
-        }
-        let sim_total: u64 = sim.as_ref().map_or(0, |s| s.tasks.iter().map(|t| t.runtime_ns).sum());
-        let share = |part: u64, total: u64| (total > 0).then(|| part as f64 / total as f64);
-        for n in names {
-            let st = sim.as_ref().and_then(|s| s.tasks.iter().find(|t| t.name == n));
-            let rt = real_med.get(n.as_str());
-            row.tasks.push(RtAppTaskRow {
-                real_runtime_ns: rt.map(|v| v.0),
-                sim_runtime_ns: st.map(|t| t.runtime_ns),
-                real_share: rt.and_then(|v| share(v.0, real_total)),
-                sim_share: st.and_then(|t| share(t.runtime_ns, sim_total)),
-                real_csw: rt.map(|v| v.1),
-                sim_csw: st.map(|t| t.nvcsw + t.nivcsw),
-                name: n,
-            });
-        }
-        row.error = error;
-        row
-    }
 }
 
 /// What the other processes' load means for the real side.

@@ -49,6 +49,15 @@ pub enum BenchError {
     /// Anything else (a worker that died, a time limit, a daemon that did not start).
     #[error("{0}")]
     Failed(String),
+    /// What failed while doing something named: `{what}: {source}`.
+    #[error("{what}: {source}")]
+    During {
+        /// What was being done.
+        what: String,
+        /// What failed.
+        #[source]
+        source: Box<BenchError>,
+    },
     /// A workload the simulator could not build (the simulated half of a benchmark).
     #[error(transparent)]
     Workload(#[from] schedlab_sim::workloads::WorkloadError),
@@ -82,6 +91,11 @@ pub enum BenchError {
 }
 
 impl BenchError {
+    /// This error, as the failure of `what`.
+    pub fn during(self, what: &str) -> Self {
+        BenchError::During { what: what.to_string(), source: Box::new(self) }
+    }
+
     /// A failed system call and what was being done.
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
         BenchError::Io { context: context.into(), source }
@@ -112,11 +126,40 @@ pub(crate) fn scratch_dir(what: &str) -> Result<tempfile::TempDir> {
         .ctx(|| format!("cannot create a directory in {}", base.display()))
 }
 
+/// `error` and each of its sources not already in the message before it, joined by
+/// ": ": the whole story of an error kept as text (a report's row).
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let next = e.to_string();
+        if !text.contains(&next) {
+            text = format!("{text}: {next}");
+        }
+        source = e.source();
+    }
+    text
+}
+
 /// `Ok(ret)` for a non-negative return of a libc call, the `errno` otherwise.
 pub(crate) fn cvt<T: Copy + PartialOrd + Default>(ret: T) -> io::Result<T> {
     if ret < T::default() {
         Err(io::Error::last_os_error())
     } else {
         Ok(ret)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_chain_says_each_cause_once() {
+        let io = || io::Error::new(io::ErrorKind::NotFound, "no such file");
+        let e = BenchError::io("cannot open x", io()).during("the calibration");
+        assert_eq!(error_chain(&e), "the calibration: cannot open x: no such file");
+        let w = schedlab_sim::workloads::WorkloadError::Io { path: "w.json".into(), source: io() };
+        assert_eq!(error_chain(&w), "cannot read workload file w.json: no such file");
     }
 }

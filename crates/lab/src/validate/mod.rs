@@ -5,16 +5,17 @@
 //!   switch) measured here;
 //! - [`hackbench`]: rt-tests hackbench over pipes, timed, with its context switches;
 //! - [`rtapp`]: rt-app JSON files, with each thread's CPU time and context switches;
-//! - [`fit`]: the least-squares line and R² over (simulated, real) pairs, medians.
+//! - [`fit`]: the least-squares line and R² over (simulated, real) pairs, medians;
+//! - [`pairs`]: both halves run and paired, the report `schedlab validate` prints.
 //!
 //! Every child runs in its own process group, under a time limit, and is killed with
-//! its group on an error ([`child`]). The simulator half lives in the CLI, which owns
-//! the simulator dependency.
+//! its group on an error ([`child`]).
 
 pub mod calibrate;
 pub mod child;
 pub mod fit;
 pub mod hackbench;
+pub mod pairs;
 pub mod rtapp;
 
 /// What went wrong while validating: the benchmarks' error (a failed system call with

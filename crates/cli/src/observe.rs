@@ -14,7 +14,7 @@ use schedlab_live::activity::Activity;
 use schedlab_live::dependencies::{Dependency, DependencyRecorder};
 use schedlab_live::process::{tgid_of, ProcInfo};
 use schedlab_live::profile;
-use schedlab_model::{Event, EventSink, Ns, Pid, Resource};
+use schedlab_model::{Ns, Pid, Resource};
 use schedlab_store::{
     Burst, DependencyEdge, DurationStats, Process, ProcessKey, Store, SyscallCount, Window,
 };
@@ -75,15 +75,6 @@ pub struct ObserveOpts {
     /// Do not keep the window in the store.
     #[arg(long, conflicts_with = "store")]
     pub no_store: bool,
-}
-
-struct Sinks<'a>(&'a mut Activity, &'a mut DependencyRecorder);
-
-impl EventSink for Sinks<'_> {
-    fn event(&mut self, e: &Event) {
-        self.0.event(e);
-        self.1.event(e);
-    }
 }
 
 #[derive(Debug, Serialize)]
@@ -352,9 +343,7 @@ pub(crate) fn observe_window(window_ns: Ns, pids: &[u32]) -> Result<Report> {
             break;
         }
         let wait = (window - elapsed).min(Duration::from_millis(100));
-        observer
-            .poll(&mut Sinks(&mut stats, &mut deps), wait)
-            .context("cannot read the observer's events")?;
+        observer.poll(&mut (&mut stats, &mut deps), wait).context("cannot read the observer's events")?;
         bar.set_position(start.elapsed().as_millis() as u64);
         bar.set_message(format!("{} events", count(observer.events() as f64)));
     }
@@ -481,6 +470,7 @@ fn write_human(out: &mut impl Write, r: &Report, top: usize) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_model::{Event, EventSink};
 
     #[test]
     fn a_window_is_kept_in_the_store() {

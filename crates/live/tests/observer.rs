@@ -37,24 +37,6 @@ fn start_with(options: ObserverOptions) -> Observer {
     Observer::start(options).unwrap_or_else(|e| panic!("the observer cannot run here: {e}"))
 }
 
-#[derive(Default)]
-struct Collect(Vec<Event>);
-
-impl EventSink for Collect {
-    fn event(&mut self, e: &Event) {
-        self.0.push(e.clone());
-    }
-}
-
-struct Both<'a>(&'a mut Collect, &'a mut DependencyRecorder);
-
-impl EventSink for Both<'_> {
-    fn event(&mut self, e: &Event) {
-        self.0.event(e);
-        self.1.event(e);
-    }
-}
-
 /// Run as a child (`SCHEDLAB_TEST_HELPER=getppid`): makes exactly 5000 getppid calls.
 #[test]
 fn helper_getppid() {
@@ -109,15 +91,11 @@ fn a_pipe_reader_blocks_on_the_pipe_and_its_writer_is_found_as_provider() {
     let pids = numbers_after(&mut child, "");
     let (reader, writer) = (Pid(pids[0]), Pid(pids[1]));
 
-    let mut events = Collect::default();
+    let mut events: Vec<Event> = Vec::new();
     let mut deps = DependencyRecorder::new();
-    assert!(
-        watch(&mut obs, &mut child, 5, &mut Both(&mut events, &mut deps)),
-        "the pipe pair finished in time"
-    );
+    assert!(watch(&mut obs, &mut child, 5, &mut (&mut events, &mut deps)), "the pipe pair finished in time");
 
     let blocks: Vec<Resource> = events
-        .0
         .iter()
         .filter_map(|e| match e.kind {
             EventKind::Block { pid, resource: Some(r) } if pid == reader => Some(r),
@@ -129,7 +107,6 @@ fn a_pipe_reader_blocks_on_the_pipe_and_its_writer_is_found_as_provider() {
         "the reader blocked on the read side of a pipe: {blocks:?}"
     );
     let woken_by_writer = events
-        .0
         .iter()
         .filter(|e| matches!(e.kind, EventKind::Wakeup { waker, wakee, .. } if waker == writer && wakee == reader))
         .count();
@@ -180,10 +157,10 @@ fn a_process_waiting_for_a_signal_depends_on_its_sender_with(options: ObserverOp
     );
     let pids = numbers_after(&mut child, "");
     let (waiter, sender) = (Pid(pids[0]), Pid(pids[1]));
-    let mut events = Collect::default();
+    let mut events: Vec<Event> = Vec::new();
     let mut deps = DependencyRecorder::new();
     assert!(
-        watch(&mut obs, &mut child, 5, &mut Both(&mut events, &mut deps)),
+        watch(&mut obs, &mut child, 5, &mut (&mut events, &mut deps)),
         "the signal pair finished in time"
     );
     let found = deps.dependencies();
@@ -231,15 +208,14 @@ fn a_refused_kill_makes_no_provider() {
     );
     let pids = numbers_after(&mut child, "");
     let (waiter, hostile, sender) = (Pid(pids[0]), Pid(pids[1]), Pid(pids[2]));
-    let mut events = Collect::default();
+    let mut events: Vec<Event> = Vec::new();
     let mut deps = DependencyRecorder::new();
     assert!(
-        watch(&mut obs, &mut child, 5, &mut Both(&mut events, &mut deps)),
+        watch(&mut obs, &mut child, 5, &mut (&mut events, &mut deps)),
         "every kill of nobody was refused, and the root sender's went through, in time"
     );
     let kills = |pid: Pid| {
         events
-            .0
             .iter()
             .filter(|e| matches!(e.kind, EventKind::SyscallEnter { pid: p, nr: 62, .. } if p == pid))
             .count()
@@ -351,15 +327,14 @@ fn a_unix_socket_reader_depends_on_the_writer_of_the_peer_endpoint_with(options:
     );
     let pids = numbers_after(&mut child, "pids ");
     let (reader, writer) = (Pid(pids[0]), Pid(pids[1]));
-    let mut events = Collect::default();
+    let mut events: Vec<Event> = Vec::new();
     let mut deps = DependencyRecorder::new();
     assert!(
-        watch(&mut obs, &mut child, 5, &mut Both(&mut events, &mut deps)),
+        watch(&mut obs, &mut child, 5, &mut (&mut events, &mut deps)),
         "the socket pair finished in time"
     );
 
     let blocked_on: Vec<u64> = events
-        .0
         .iter()
         .filter_map(|e| match e.kind {
             EventKind::Block { pid, resource: Some(Resource::Socket { inode }) } if pid == reader => {
@@ -437,15 +412,14 @@ fn a_semaphore_waiter_depends_on_its_poster_with(options: ObserverOptions) {
     let mut child = helper("semaphore");
     let ids = numbers_after(&mut child, "tids ");
     let (waiter, poster, sem) = (Pid(ids[0]), Pid(ids[1]), ids[2] as i32);
-    let mut events = Collect::default();
+    let mut events: Vec<Event> = Vec::new();
     let mut deps = DependencyRecorder::new();
-    let finished = watch(&mut obs, &mut child, 5, &mut Both(&mut events, &mut deps));
+    let finished = watch(&mut obs, &mut child, 5, &mut (&mut events, &mut deps));
     // SAFETY: removing the set the helper made (already gone when it finished).
     unsafe { libc::semctl(sem, 0, libc::IPC_RMID) };
     assert!(finished, "the semaphore pair finished in time");
 
     let blocks = events
-        .0
         .iter()
         .filter(|e| matches!(e.kind, EventKind::Block { pid, resource: Some(Resource::SysvSem { id, .. }) } if pid == waiter && id == sem))
         .count();
@@ -501,7 +475,7 @@ fn run_bursts_of_a_child_are_measured_from_its_switches() {
     let mut child = helper("bursts");
     let mut out = BufReader::new(child.0.stdout.take().unwrap());
     let tid = Pid(read_numbers(&mut out, "tid ")[0]);
-    let mut events = Collect::default();
+    let mut events: Vec<Event> = Vec::new();
     assert!(watch(&mut obs, &mut child, 5, &mut events), "the burst child finished in time");
     let walls: Vec<f64> = read_numbers(&mut out, "walls ").iter().map(|&us| us as f64 / 1e3).collect();
 
@@ -514,7 +488,7 @@ fn run_bursts_of_a_child_are_measured_from_its_switches() {
     let mut end = None;
     let mut waiting = false;
     let mut cpu_switched = std::collections::HashMap::new();
-    for e in &events.0 {
+    for e in &events {
         let cpu_since = match e.kind {
             EventKind::Switch { cpu, .. } => cpu_switched.insert(cpu, e.time).unwrap_or(e.time),
             _ => e.time,
@@ -642,14 +616,14 @@ fn watched_mode_records_the_block_and_wakeup_of_a_watched_thread_and_nothing_of_
     let (reader, writer, busy) = (Pid(pids[0]), Pid(pids[1]), [Pid(pids[2]), Pid(pids[3])]);
     obs.set_watched(reader.0, true).unwrap();
     go();
-    let mut events = Collect::default();
+    let mut events: Vec<Event> = Vec::new();
     assert!(
         watch(&mut obs, &mut child, 5, &mut events),
         "the pipe pair and the busy pair (500 round trips each at least) finished in time"
     );
 
     // Of the switches and wakings, only the watched reader's blocks and wakeups.
-    for e in &events.0 {
+    for e in &events {
         match e.kind {
             EventKind::Switch { prev, prev_state, .. } => {
                 assert!(prev == reader && prev_state == PrevState::Blocked, "an unwatched switch: {e:?}")
@@ -660,11 +634,10 @@ fn watched_mode_records_the_block_and_wakeup_of_a_watched_thread_and_nothing_of_
         }
     }
     assert!(
-        !events.0.iter().any(|e| matches!(e.kind, EventKind::Wakeup { waker, .. } if busy.contains(&waker))),
+        !events.iter().any(|e| matches!(e.kind, EventKind::Wakeup { waker, .. } if busy.contains(&waker))),
         "the busy pair woke only each other"
     );
     let blocks: Vec<Resource> = events
-        .0
         .iter()
         .filter_map(|e| match e.kind {
             EventKind::Block { pid, resource } if pid == reader => resource,
@@ -680,7 +653,7 @@ fn watched_mode_records_the_block_and_wakeup_of_a_watched_thread_and_nothing_of_
 
     // Each wakeup by the writer comes with the writer's write, read from its registers.
     let mut woken = 0;
-    for pair in events.0.windows(2) {
+    for pair in events.windows(2) {
         if let EventKind::Wakeup { waker, wakee, .. } = pair[1].kind {
             if waker == writer && wakee == reader {
                 woken += 1;
@@ -739,10 +712,10 @@ fn without_the_syscall_hook_the_writer_that_wakes_a_pipe_reader_is_its_provider(
             obs.set_watched(reader.0, true).unwrap();
         }
         go();
-        let mut events = Collect::default();
+        let mut events: Vec<Event> = Vec::new();
         let mut deps = DependencyRecorder::new();
         assert!(
-            watch(&mut obs, &mut child, 5, &mut Both(&mut events, &mut deps)),
+            watch(&mut obs, &mut child, 5, &mut (&mut events, &mut deps)),
             "the pipe pair finished in time ({sched_events:?})"
         );
         let found = deps.dependencies();
@@ -771,10 +744,10 @@ fn a_fork_says_whether_the_child_is_a_thread() {
     );
     let ids = numbers_after(&mut child, "ids ");
     let (thread, process, main) = (Pid(ids[0]), Pid(ids[1]), Pid(ids[2]));
-    let mut events = Collect::default();
+    let mut events: Vec<Event> = Vec::new();
     assert!(watch(&mut obs, &mut child, 5, &mut events), "the python child finished in time");
     let fork_of = |c: Pid| {
-        events.0.iter().find_map(|e| match e.kind {
+        events.iter().find_map(|e| match e.kind {
             EventKind::Fork { parent, child, thread } if child == c => Some((parent, thread)),
             _ => None,
         })
@@ -794,10 +767,9 @@ fn the_sched_events_can_be_switched_at_run_time() {
     let blocks_of = |obs: &mut Observer| {
         let mut child = python(sleeper);
         let pid = Pid(numbers_after(&mut child, "pid ")[0]);
-        let mut events = Collect::default();
+        let mut events: Vec<Event> = Vec::new();
         assert!(watch(obs, &mut child, 5, &mut events), "the sleeper finished in time");
         events
-            .0
             .iter()
             .filter(|e| matches!(e.kind, EventKind::Switch { prev, prev_state: PrevState::Blocked, .. } if prev == pid))
             .count()

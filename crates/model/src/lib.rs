@@ -49,3 +49,49 @@ pub trait EventSink {
     /// Called for every event, in time order.
     fn event(&mut self, event: &Event);
 }
+
+/// Collects every event, in order.
+impl EventSink for Vec<Event> {
+    fn event(&mut self, event: &Event) {
+        self.push(event.clone());
+    }
+}
+
+/// Discards every event: a run that needs no sink where the API asks for one.
+impl EventSink for () {
+    fn event(&mut self, _: &Event) {}
+}
+
+/// A borrowed sink, so that a sink can be lent to a run and read afterwards.
+impl<T: EventSink + ?Sized> EventSink for &mut T {
+    fn event(&mut self, event: &Event) {
+        (**self).event(event);
+    }
+}
+
+/// Two sinks fed the same stream, the first first: an observer's poll feeding a
+/// recorder and a model at once.
+impl<A: EventSink, B: EventSink> EventSink for (A, B) {
+    fn event(&mut self, event: &Event) {
+        self.0.event(event);
+        self.1.event(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sinks_collect_discard_and_fan_out_in_order() {
+        let e = |time| Event { time, kind: EventKind::Exit { pid: Pid(1), code: 0 } };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        {
+            let mut both = (&mut a, (&mut b, ()));
+            both.event(&e(1));
+            both.event(&e(2));
+        }
+        assert_eq!(a, [e(1), e(2)]);
+        assert_eq!(a, b);
+    }
+}

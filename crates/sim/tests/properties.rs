@@ -205,9 +205,9 @@ fn config(c: &Case) -> SimConfig {
 }
 
 fn simulate(w: &Workload, cfg: &SimConfig) -> (Report, Vec<Event>) {
-    let mut sink = Collect::default();
+    let mut sink = Vec::new();
     let r = schedlab_sim::simulate(w, cfg, Some(&mut sink)).expect("the workload is valid");
-    (r, sink.0)
+    (r, sink)
 }
 
 /// The report without the host-dependent fields.
@@ -452,10 +452,10 @@ proptest! {
         // The same invariants hold with virtual runnable tasks (SWAP's mechanism) and
         // providers running in their place, whoever the layer names.
         let mut anyone = Anyone::default();
-        let mut sink = Collect::default();
+        let mut sink = Vec::new();
         let hooks = Hooks { sink: Some(&mut sink), provider: Some(&mut anyone), ..Hooks::default() };
         let r = simulate_with(&w, &cfg, hooks).expect("the workload is valid");
-        check(&w, c.cpus, &r, &sink.0)?;
+        check(&w, c.cpus, &r, &sink)?;
     }
 }
 

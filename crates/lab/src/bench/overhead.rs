@@ -24,7 +24,6 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use schedlab_model::{Event, EventSink};
 use serde::Serialize;
 
 use schedlab_live::daemon::Enforcer;
@@ -155,16 +154,6 @@ struct ObserverThread {
     thread: JoinHandle<Result<u64>>,
 }
 
-/// `schedlab observe`'s sinks.
-struct ObserveSinks(Activity, DependencyRecorder);
-
-impl EventSink for ObserveSinks {
-    fn event(&mut self, e: &Event) {
-        self.0.event(e);
-        self.1.event(e);
-    }
-}
-
 impl ObserverThread {
     /// Starts the observer with `options` and returns once its programs are attached.
     fn start(options: ObserverOptions) -> Result<ObserverThread> {
@@ -183,7 +172,8 @@ impl ObserverThread {
                     return Ok(0);
                 }
             };
-            let mut sinks = ObserveSinks(Activity::default(), DependencyRecorder::new());
+            // `schedlab observe`'s sinks.
+            let mut sinks = (Activity::default(), DependencyRecorder::new());
             while !flag.load(Ordering::Relaxed) {
                 observer
                     .poll(&mut sinks, Duration::from_millis(100))

@@ -38,13 +38,6 @@ fn run(w: &Workload, params: Option<SwapParams>, sink: &mut dyn EventSink) -> Re
     simulate_with(w, &config(), hooks).expect("the papers' workloads are valid")
 }
 
-/// Ignores events.
-struct Nothing;
-
-impl EventSink for Nothing {
-    fn event(&mut self, _: &Event) {}
-}
-
 fn seconds(r: &Report, name: &str) -> f64 {
     let t = r.tasks.iter().find(|t| t.name == name).expect("task of the experiment");
     assert!(t.exited, "{name} did not finish within the run");
@@ -156,7 +149,7 @@ pub fn client_server() -> Experiment {
             [(false, false), (false, true), (true, false), (true, true)].into_iter().enumerate()
         {
             let w = client_server_workload(kind, load);
-            let r = run(&w, swap.then(SwapParams::default), &mut Nothing);
+            let r = run(&w, swap.then(SwapParams::default), &mut ());
             let t = seconds(&r, "client");
             let key = format!(
                 "{kind}.{}_{}_s",

@@ -57,7 +57,6 @@ use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use schedlab_behavior::learn::Classifier;
-use schedlab_model::{Event, EventSink};
 use schedlab_store::{EnforcerTrial, Store};
 
 use self::control::{ControlSocket, Request};
@@ -296,15 +295,6 @@ pub struct Daemon<'s> {
     enforcer: String,
 }
 
-/// Collects a poll's events.
-struct Collect<'a>(&'a mut Vec<Event>);
-
-impl EventSink for Collect<'_> {
-    fn event(&mut self, e: &Event) {
-        self.0.push(e.clone());
-    }
-}
-
 impl<'s> Daemon<'s> {
     /// Restores what a previous daemon left in the journal, starts the observer, and
     /// classifies the processes that run now (by rules; the model watches the others).
@@ -450,7 +440,7 @@ impl<'s> Daemon<'s> {
                 // provider the daemon has named.
                 wait = wait.min(Self::BATCH_WAIT);
             }
-            match self.live.observer.poll(&mut Collect(&mut batch), wait) {
+            match self.live.observer.poll(&mut batch, wait) {
                 Ok(_) => {}
                 Err(_) if stop() => break Ok(()),
                 Err(e) => break Err(e.into()),

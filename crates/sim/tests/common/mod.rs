@@ -1,18 +1,8 @@
 //! Helpers shared by the simulator's integration tests.
 #![allow(dead_code)]
 
-use schedlab_model::{Event, EventSink};
+use schedlab_model::Event;
 use schedlab_sim::{FairFlavor, Op, Policy, Program, Report, SimConfig, TaskSpec, Workload};
-
-/// Collects every event.
-#[derive(Default)]
-pub struct Collect(pub Vec<Event>);
-
-impl EventSink for Collect {
-    fn event(&mut self, e: &Event) {
-        self.0.push(e.clone());
-    }
-}
 
 /// A CPU hog computing `ns`.
 pub fn hog(w: &mut Workload, name: &str, ns: u64) -> u32 {
@@ -30,9 +20,9 @@ pub fn run(w: &Workload, cpus: u32, fair: FairFlavor, sets: &[(&str, &str)]) -> 
     for (k, v) in sets {
         cfg.tunables.set(k, v).unwrap();
     }
-    let mut sink = Collect::default();
-    let r = schedlab_sim::simulate(w, &cfg, Some(&mut sink)).unwrap();
-    (r, sink.0)
+    let mut events = Vec::new();
+    let r = schedlab_sim::simulate(w, &cfg, Some(&mut events)).unwrap();
+    (r, events)
 }
 
 pub fn runtime(r: &Report, name: &str) -> u64 {

@@ -133,6 +133,12 @@ pub fn html(experiments: &[Experiment]) -> anyhow::Result<String> {
     for e in experiments {
         page.push_str(&format!("<h2 id=\"{0}\">{0}</h2>\n<p>{1}</p>\n", esc(&e.name), esc(&e.setup)));
         page.push_str(&format!("<p class=\"says\"><b>The paper:</b> {}</p>\n", esc(&e.paper_says)));
+        if !e.inputs.is_empty() {
+            page.push_str(&format!(
+                "<p><b>Inputs</b> (the paper's figures, fed in): {}</p>\n",
+                esc(&inputs(e))
+            ));
+        }
         for fig in &e.figures {
             page.push_str(&svg(fig)?);
             page.push('\n');
@@ -156,6 +162,11 @@ pub fn html(experiments: &[Experiment]) -> anyhow::Result<String> {
     Ok(page)
 }
 
+/// An experiment's inputs as `key = value` pairs.
+pub fn inputs(e: &Experiment) -> String {
+    e.inputs.iter().map(|(k, v)| format!("{k} = {}", num(*v))).collect::<Vec<_>>().join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +179,7 @@ mod tests {
             setup: "two & more".into(),
             results: BTreeMap::from([("a".to_string(), 1.0), ("b".to_string(), 2.5)]),
             paper: BTreeMap::from([("a".to_string(), 1.0), ("b".to_string(), 2.0)]),
+            inputs: BTreeMap::from([("sort_s".to_string(), 0.1)]),
             paper_says: "a is 1".into(),
             figures: vec![Figure {
                 title: "f".into(),
@@ -189,6 +201,7 @@ mod tests {
             "{page}"
         );
         assert!(page.contains("<tr><td class=\"k\">a</td><td>1</td><td>1</td></tr>"));
+        assert!(page.contains("<b>Inputs</b> (the paper's figures, fed in): sort_s = 0.1</p>"), "{page}");
     }
 
     #[test]

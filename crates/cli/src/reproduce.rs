@@ -97,6 +97,9 @@ pub fn run(opts: &ReproduceOpts) -> Result<()> {
             t.row(vec![k.clone(), report::num(*v), paper]);
         }
         t.write(&mut out)?;
+        if !e.inputs.is_empty() {
+            writeln!(out, "  inputs (the paper's figures, fed in): {}", report::inputs(e))?;
+        }
         writeln!(out, "  the paper: {}\n", e.paper_says)?;
     }
     writeln!(out, "wrote {} and {}", results.display(), html.display())?;

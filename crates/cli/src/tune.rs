@@ -609,6 +609,7 @@ fn experiment(default: f64, pso: &PsoOutcome, g1: &GoldenOutcome, g2: &GoldenOut
         ),
         results,
         paper,
+        inputs: BTreeMap::new(),
         paper_says: "The optimized PSO reached the smallest turnaround, 3028 jiffies; golden section algorithms 1 and 2 \
                      both reached 5939 jiffies, in 8 and 9 benchmark executions, while the PSO needed 31 executions \
                      to reach 5939."

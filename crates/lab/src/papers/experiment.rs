@@ -31,8 +31,13 @@ pub struct Experiment {
     pub setup: String,
     /// Measured values by key (`tss.A_s`, …).
     pub results: BTreeMap<String, f64>,
-    /// The paper's values for the same keys, where its text gives them.
+    /// The paper's values for the same keys, where its text gives them: what the
+    /// experiment is judged by.
     pub paper: BTreeMap<String, f64>,
+    /// The paper's figures fed into the setup (calibrated inputs, such as a sort's CPU
+    /// time taken from the paper's low-load client time): not results, and not
+    /// agreements; a result that only restates one is not listed in `paper`.
+    pub inputs: BTreeMap<String, f64>,
     /// What the paper says it showed, where its figure's numbers were lost.
     pub paper_says: String,
     pub figures: Vec<Figure>,

@@ -101,6 +101,11 @@ pub fn fig1() -> Experiment {
             .into(),
         results,
         paper,
+        inputs: BTreeMap::from([
+            ("A.cpu_s".to_string(), 3.4),
+            ("B.cpu_s".to_string(), 2.1),
+            ("slice_s".to_string(), 1.0),
+        ]),
         paper_says: "Processing times A 5.5 s, B 4.1 s under time sharing; B 3.1 s under PFS (A unchanged); \
                      B's process switches drop from 6 to 4."
             .into(),
@@ -159,6 +164,7 @@ pub fn fig6() -> Experiment {
             .into(),
         results,
         paper: BTreeMap::new(),
+        inputs: BTreeMap::new(),
         paper_says: "Processing time is shorter exactly when work A exceeds the 100 ms slice by no more than \
                      T_m: work A 125 ms with T_m 40 and 70 ms, and 150 ms with T_m 70 ms; otherwise it equals \
                      time sharing's."
@@ -213,6 +219,7 @@ pub fn fig7() -> Experiment {
             .into(),
         results,
         paper: BTreeMap::new(),
+        inputs: BTreeMap::new(),
         paper_says: "(a) 1 at the first execution, above 1 once T_p grows past 220 ms (sooner for larger x: at \
                      the second execution 20 % and 30 % are above 1, 10 % still about 1), back to 1 as T_p \
                      nears 310 ms (past 13 executions for 20 % and 30 %, 10 % still above 1). (b) above 1 while \

@@ -157,7 +157,9 @@ pub fn client_server() -> Experiment {
                 if load { "high" } else { "low" }
             );
             results.insert(key.clone(), t);
-            if !load || swap {
+            // Alone, the client's time is the sort's, an input: only SWAP under load
+            // is judged by the paper's 100 ms.
+            if load && swap {
                 paper.insert(key, 0.1);
             }
             series[j].points.push((i as f64, t));
@@ -171,6 +173,10 @@ pub fn client_server() -> Experiment {
             .into(),
         results,
         paper,
+        inputs: BTreeMap::from([
+            ("sort_s".to_string(), SORT as f64 / SEC as f64),
+            ("quantum_s".to_string(), 0.15),
+        ]),
         paper_says: "Low load: about 100 ms for every mechanism, vanilla and SWAP alike. High load: vanilla \
                      balloons to over 1 s (ten times worse); SWAP stays at about 100 ms."
             .into(),
@@ -274,6 +280,10 @@ pub fn multiserver() -> Experiment {
             .into(),
         results,
         paper: BTreeMap::from([("vanilla_iter_s".to_string(), 1.0), ("swap200_iter_s".to_string(), 0.2)]),
+        inputs: BTreeMap::from([
+            ("sort_s".to_string(), SORT as f64 / SEC as f64),
+            ("quantum_s".to_string(), 0.15),
+        ]),
         paper_says: "Vanilla: about 1 s every iteration (800 to 1400 ms, depending on when the fastest server \
                      runs in the round robin). SWAP: about 1 s for the first iteration, then about 200 ms once it \
                      has found the fastest server, sooner with T = 200 ms than with T = 20 ms. (Here every \
@@ -325,6 +335,11 @@ pub fn fig2() -> Experiment {
                 .into(),
         results,
         paper,
+        inputs: BTreeMap::from([
+            ("P4.provide_ms".to_string(), 40.0),
+            ("P3.provide_ms".to_string(), 20.0),
+            ("T_ms".to_string(), 100.0),
+        ]),
         paper_says:
             "P2 runs first (all confidences 20), gets −1 after 100 ms (19); P4 (indirect 20·20/20 = 20) \
                      runs 40 ms and wakes P3; P3 runs 20 ms and wakes P1."

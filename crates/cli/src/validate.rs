@@ -285,7 +285,7 @@ mod linux {
             progress(opts, "measuring the system call, copy and context switch costs...");
             let c = calibrate::measure(opts.reps).context("the calibration failed")?;
             for (name, value) in c.tunables() {
-                config.tunables.set(name, &value.to_string()).map_err(anyhow::Error::msg)?;
+                config.tunables.set(name, &value.to_string())?;
                 set.push(TunableSet { name: name.to_string(), value: value.to_string() });
             }
             Some(c)

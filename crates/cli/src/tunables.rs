@@ -2,7 +2,8 @@
 
 use std::io::{self, Write};
 
-use schedlab_sim::{TunableValue, Tunables};
+use anyhow::bail;
+use schedlab_sim::{TunableError, TunableValue, Tunables};
 use serde::Serialize;
 
 use crate::human;
@@ -19,14 +20,12 @@ pub enum Setting {
 
 /// Parses a `--set` argument for clap: `help`, or `NAME=VALUE` where the name is a
 /// tunable and the value suits it (so a typo fails before a long run, not after).
-pub fn parse_setting(arg: &str) -> Result<Setting, String> {
+pub fn parse_setting(arg: &str) -> anyhow::Result<Setting> {
     if arg == "help" {
         return Ok(Setting::Help);
     }
     let Some((name, value)) = arg.split_once('=') else {
-        return Err(format!(
-            "expected NAME=VALUE (e.g. base_slice_ns=3ms), or 'help' to list the tunables; got '{arg}'"
-        ));
+        bail!("expected NAME=VALUE (e.g. base_slice_ns=3ms), or 'help' to list the tunables; got '{arg}'");
     };
     let (name, value) = (name.trim(), value.trim());
     // Values are checked by type and range only, which do not depend on the CPU count.
@@ -35,7 +34,7 @@ pub fn parse_setting(arg: &str) -> Result<Setting, String> {
 }
 
 /// Applies the `NAME=VALUE` settings in order (a later one wins) to `tunables`.
-pub fn apply(tunables: &mut Tunables, settings: &[Setting]) -> Result<(), String> {
+pub fn apply(tunables: &mut Tunables, settings: &[Setting]) -> Result<(), TunableError> {
     for s in settings {
         if let Setting::Assign { name, value } = s {
             tunables.set(name, value)?;

@@ -16,7 +16,9 @@ use schedlab_lab::papers::{Experiment, Figure, Series};
 use schedlab_sim::{workloads, FairFlavor, SimConfig};
 use schedlab_tune::golden::{self, discover, golden_section, Discovery, GoldenOutcome};
 use schedlab_tune::rsm::{self, MetaOutcome};
-use schedlab_tune::{particle_swarm, BatchCost, Knobs, PsoOutcome, PsoParams, SimObjective, Trace};
+use schedlab_tune::{
+    particle_swarm, BatchCost, Knobs, PsoOutcome, PsoParams, SimObjective, Trace, TuneError,
+};
 use serde::Serialize;
 
 use crate::human;
@@ -183,7 +185,7 @@ struct Progress<'a> {
 }
 
 impl BatchCost for Progress<'_> {
-    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, String> {
+    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, TuneError> {
         let v = self.objective.cost_batch(xs)?;
         self.bar.inc(xs.len() as u64);
         Ok(v)
@@ -196,7 +198,7 @@ fn golden_search(
     algorithm: u8,
     tolerance: Option<u64>,
     bar: &ProgressBar,
-) -> Result<(GoldenOutcome, GoldenReport), String> {
+) -> Result<(GoldenOutcome, GoldenReport), TuneError> {
     let tasks = objective.tasks();
     let (a, b) = golden::interval(algorithm, tasks);
     let tol = tolerance.unwrap_or((b - a) / 100).max(1);
@@ -281,28 +283,25 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
         return tunables::list(&mut io::stdout().lock(), &config.tunables, opts.cpus, opts.json)
             .map_err(Into::into);
     }
-    let objective =
-        SimObjective::new(workload, config, opts.sim_seeds.clone()).map_err(anyhow::Error::msg)?;
+    let objective = SimObjective::new(workload, config, opts.sim_seeds.clone())?;
     let (lower, upper) = objective.space().bounds();
     let pso = opts.pso_params();
     let per_swarm = (opts.particles as u64) * (opts.iterations + 1);
     let started = Instant::now();
     let defaults = objective.defaults();
-    let default_value = objective.evaluate(&defaults).map_err(anyhow::Error::msg)?;
+    let default_value = objective.evaluate(&defaults)?;
     let (best, best_value, trace, golden_report, meta, used_pso): (Knobs, f64, Trace, _, _, _) = match opts
         .method
     {
         Method::Pso => {
             let bar = bar(Some(per_swarm), opts.json);
-            let out = particle_swarm(&Progress { objective: &objective, bar: &bar }, &lower, &upper, &pso)
-                .map_err(anyhow::Error::msg)?;
+            let out = particle_swarm(&Progress { objective: &objective, bar: &bar }, &lower, &upper, &pso)?;
             bar.finish_and_clear();
             (objective.knobs(&out.best), out.best_value, out.trace, None, None, Some(pso))
         }
         Method::Golden => {
             let bar = bar(None, opts.json);
-            let (out, report) = golden_search(&objective, opts.algorithm, opts.tolerance, &bar)
-                .map_err(anyhow::Error::msg)?;
+            let (out, report) = golden_search(&objective, opts.algorithm, opts.tolerance, &bar)?;
             bar.finish_and_clear();
             let d = report.discovered;
             (
@@ -319,12 +318,11 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
             let progress = Progress { objective: &objective, bar: &bar };
             let meta = rsm::meta_optimize(&progress, &lower, &upper, &pso, 2, 1_000.0, |run, _| {
                 bar.set_message(format!("design run w={} φp={} φg={}", run.w, run.phi_p, run.phi_g));
-            })
-            .map_err(anyhow::Error::msg)?;
+            })?;
             bar.set_message("the chosen swarm");
             let chosen =
                 PsoParams { w: meta.choice.w, phi_p: meta.choice.phi_p, phi_g: meta.choice.phi_g, ..pso };
-            let out = particle_swarm(&progress, &lower, &upper, &chosen).map_err(anyhow::Error::msg)?;
+            let out = particle_swarm(&progress, &lower, &upper, &chosen)?;
             bar.finish_and_clear();
             (objective.knobs(&out.best), out.best_value, out.trace, None, Some(meta), Some(chosen))
         }

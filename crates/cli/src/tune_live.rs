@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use schedlab_lab::bench::deps::{run_deps, DepsConfig};
 use schedlab_lab::bench::ipc::IpcKind;
-use schedlab_tune::{debugfs_knobs_writable, golden_section, particle_swarm, BatchCost};
+use schedlab_tune::{debugfs_knobs_writable, golden_section, particle_swarm, BatchCost, TuneError};
 use serde::Serialize;
 
 use crate::tune::{Method, TuneOpts};
@@ -35,7 +35,7 @@ struct LiveObjective {
 }
 
 impl LiveObjective {
-    fn evaluate(&self, boost_max_ms: f64) -> Result<f64, String> {
+    fn evaluate(&self, boost_max_ms: f64) -> Result<f64, TuneError> {
         let ms = boost_max_ms.round().clamp(RANGE_MS.0, RANGE_MS.1) as u64;
         let cached = self.cache.lock().expect("no panics while held").get(&ms).copied();
         let value = match cached {
@@ -52,7 +52,7 @@ impl LiveObjective {
                     time_limit: Duration::from_secs(120),
                     ..DepsConfig::default()
                 };
-                let report = run_deps(&cfg, &mut |_| {}).map_err(|e| e.to_string())?;
+                let report = run_deps(&cfg, &mut |_| {}).map_err(|e| TuneError::Objective(Box::new(e)))?;
                 let v = report.kinds[0].cells[0].stats.median_ms;
                 self.cache.lock().expect("no panics while held").insert(ms, v);
                 v
@@ -66,7 +66,7 @@ impl LiveObjective {
 
 impl BatchCost for LiveObjective {
     /// One after the other: live runs must not overlap.
-    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, String> {
+    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, TuneError> {
         xs.iter().map(|x| self.evaluate(x[0])).collect()
     }
 }
@@ -112,19 +112,17 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
         evaluations: Mutex::new(Vec::new()),
     };
     let start = Instant::now();
-    let default_median = objective.evaluate(DEFAULT_MS as f64).map_err(|e| anyhow!(e))?;
+    let default_median = objective.evaluate(DEFAULT_MS as f64)?;
     objective.evaluations.lock().expect("not poisoned").clear();
     let method = match opts.method {
         Method::Golden => {
             let tol = opts.tolerance.map_or(2.0, |ns| (ns as f64 / 1e6).max(1.0));
             golden_section(|x| objective.evaluate(x), RANGE_MS.0, RANGE_MS.1, tol)
-                .map_err(|e| anyhow!(e))
                 .context("golden section on the live objective")?;
             "golden"
         }
         Method::Pso => {
             particle_swarm(&objective, &[RANGE_MS.0], &[RANGE_MS.1], &opts.pso_params())
-                .map_err(|e| anyhow!(e))
                 .context("particle swarm on the live objective")?;
             "pso"
         }

@@ -224,36 +224,84 @@ impl Tunables {
 
     /// Sets tunable `name` from text; durations accept a unit suffix (`ns`, `us`, `ms`,
     /// `s`; none means nanoseconds) and flags accept `0/1/true/false/on/off`.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
         let Some(field) = self.field(name) else {
-            let known: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
-            return Err(format!("unknown tunable '{name}'; known: {}", known.join(", ")));
+            return Err(TunableError::Unknown { name: name.to_string() });
         };
-        let num = || value.parse::<u64>().map_err(|_| format!("{name}: '{value}' is not a whole number"));
+        let num = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| TunableError::NotANumber { name: name.to_string(), value: value.to_string() })
+        };
         let in_range = |v: u64, (lo, hi): (u64, u64)| {
             if v < lo || v > hi {
                 Err(if lo == 1 && hi == u64::MAX {
-                    format!("{name} must be greater than zero")
+                    TunableError::NotPositive { name: name.to_string() }
                 } else {
-                    format!("{name}: {v} is outside {lo}..{hi}")
+                    TunableError::OutOfRange { name: name.to_string(), value: v, min: lo, max: hi }
                 })
             } else {
                 Ok(v)
             }
         };
         match field {
-            Field::Duration(v, range) => *v = in_range(parse_duration(value)?, range)?,
+            Field::Duration(v, range) => {
+                let ns = parse_duration(value)
+                    .map_err(|source| TunableError::Duration { name: name.to_string(), source })?;
+                *v = in_range(ns, range)?
+            }
             Field::Number(v, range) => *v = in_range(num()?, range)?,
             Field::Size(v) => {
-                *v = u32::try_from(in_range(num()?, (1, u64::MAX))?)
-                    .map_err(|_| format!("{name}: '{value}' is too large"))?
+                *v = u32::try_from(in_range(num()?, (1, u64::MAX))?).map_err(|_| TunableError::TooLarge {
+                    name: name.to_string(),
+                    value: value.to_string(),
+                })?
             }
             Field::Flag(v) => {
-                *v = parse_flag(value).ok_or_else(|| format!("{name}: '{value}' is not 0/1/on/off"))?
+                *v = parse_flag(value).ok_or_else(|| TunableError::NotAFlag {
+                    name: name.to_string(),
+                    value: value.to_string(),
+                })?
             }
         }
         Ok(())
     }
+}
+
+/// Why [`Tunables::set`] refused a setting. Every variant names the tunable (as given)
+/// and keeps the value, so a caller can say what was wrong without parsing text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TunableError {
+    /// No tunable has this name; the message lists the known ones.
+    #[error("unknown tunable '{name}'; known: {}", known_tunables())]
+    Unknown { name: String },
+    /// A duration tunable was given something that is not a duration.
+    #[error("{name}: {source}")]
+    Duration {
+        name: String,
+        #[source]
+        source: DurationError,
+    },
+    /// A numeric tunable was given something that is not a whole number.
+    #[error("{name}: '{value}' is not a whole number")]
+    NotANumber { name: String, value: String },
+    /// A tunable that must be positive was given 0.
+    #[error("{name} must be greater than zero")]
+    NotPositive { name: String },
+    /// The value is outside the tunable's range `min..max` (inclusive).
+    #[error("{name}: {value} is outside {min}..{max}")]
+    OutOfRange { name: String, value: u64, min: u64, max: u64 },
+    /// A buffer size does not fit the simulator's 32 bits.
+    #[error("{name}: '{value}' is too large")]
+    TooLarge { name: String, value: String },
+    /// A flag was given something other than 0/1/true/false/on/off/yes/no.
+    #[error("{name}: '{value}' is not 0/1/on/off")]
+    NotAFlag { name: String, value: String },
+}
+
+/// The tunables' names, comma-separated, for [`TunableError::Unknown`].
+fn known_tunables() -> String {
+    Tunables::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
 }
 
 /// A tunable's value, typed for display and JSON.
@@ -286,7 +334,7 @@ fn parse_flag(s: &str) -> Option<bool> {
 }
 
 /// Parses `1500`, `1500ns`, `1.5us`, `3ms`, `0.5s`, `2m`, `1h` into nanoseconds.
-pub fn parse_duration(s: &str) -> Result<Ns, String> {
+pub fn parse_duration(s: &str) -> Result<Ns, DurationError> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
@@ -297,10 +345,23 @@ pub fn parse_duration(s: &str) -> Result<Ns, String> {
         "s" => 1e9,
         "m" | "min" => 60e9,
         "h" => 3600e9,
-        u => return Err(format!("'{s}': unknown time unit '{u}' (use ns, us, ms, s, m or h)")),
+        u => return Err(DurationError::UnknownUnit { text: s.to_string(), unit: u.to_string() }),
     };
-    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration"))?;
+    let v: f64 = num.parse().map_err(|_| DurationError::NotANumber { text: s.to_string() })?;
     Ok((v * mult).round() as Ns)
+}
+
+/// Why [`parse_duration`] could not read a duration; the text is kept to be quoted back.
+/// Its own type (not a string) so that clap value parsers and [`TunableError`] can carry
+/// it as their source.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// The number is followed by something other than ns, us (µs), ms, s, m (min) or h.
+    #[error("'{text}': unknown time unit '{unit}' (use ns, us, ms, s, m or h)")]
+    UnknownUnit { text: String, unit: String },
+    /// What comes before the unit is not a number.
+    #[error("'{text}' is not a duration")]
+    NotANumber { text: String },
 }
 
 /// Everything about a simulation run besides the workload.
@@ -345,7 +406,7 @@ mod tests {
         }
         assert_eq!(parse_duration("2m"), Ok(120_000_000_000));
         assert_eq!(parse_duration("1h"), Ok(3_600_000_000_000));
-        assert!(parse_duration("1d").unwrap_err().contains("use ns, us, ms, s, m or h"));
+        assert!(parse_duration("1d").unwrap_err().to_string().contains("use ns, us, ms, s, m or h"));
     }
 
     #[test]
@@ -362,7 +423,7 @@ mod tests {
         assert!(t.set("sched_latency_ns", "5 weeks").is_err());
         assert!(t.set("jitter_pct", "101").is_err());
         assert!(t.set("pipe_bytes", "5000000000").is_err());
-        let e = t.set("no_such", "1").unwrap_err();
+        let e = t.set("no_such", "1").unwrap_err().to_string();
         assert!(e.contains("base_slice_ns"), "{e}");
         for (name, _) in Tunables::NAMES {
             let v = if name.ends_with("_bytes") || *name == "msgmnb" || *name == "hz" { "100" } else { "1" };

@@ -16,12 +16,14 @@ pub mod workloads;
 /// lifts this).
 pub const MAX_CPUS: u32 = 64;
 
-pub use config::{parse_duration, tunable_scale, FairFlavor, SimConfig, TunableValue, Tunables};
+pub use config::{
+    parse_duration, tunable_scale, DurationError, FairFlavor, SimConfig, TunableError, TunableValue, Tunables,
+};
 pub use program::{Fd, FlockOp, Op, Program, ProgramId, SignalTarget};
 pub use report::{Percentiles, Report, TaskReport};
-pub use workload::{End, FdTarget, ObjectId, ObjectSpec, Policy, TaskSpec, Workload};
+pub use workload::{End, FdTarget, InvalidWorkload, ObjectId, ObjectSpec, Policy, TaskSpec, Workload};
 
-use schedlab_model::{EventSink, ProviderLayer, SliceLayer};
+use schedlab_model::{EventSink, Ns, ProviderLayer, SliceLayer};
 
 use class::{Cfs, Eevdf, Timeshare};
 use engine::Engine;
@@ -29,10 +31,15 @@ use engine::Engine;
 /// Why a simulation could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
+    /// The workload's parts do not fit together.
     #[error("invalid workload: {0}")]
-    Workload(String),
-    #[error("invalid configuration: {0}")]
-    Config(String),
+    Workload(#[from] InvalidWorkload),
+    /// The simulated clock stopped at `at_ns`: a program loops without using time.
+    #[error("invalid workload: no progress at t={at_ns} ns: a program loops without using time")]
+    Stalled { at_ns: Ns },
+    /// The configuration asks for a CPU count the simulator does not model.
+    #[error("invalid configuration: {cpus} CPUs: the simulator supports 1 to {}", MAX_CPUS)]
+    Cpus { cpus: u32 },
 }
 
 /// What a run reports to and consults besides its result.

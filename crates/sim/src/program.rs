@@ -2,6 +2,8 @@
 
 use schedlab_model::Ns;
 
+use crate::InvalidWorkload;
+
 /// An index into a task's file-descriptor table ([`crate::TaskSpec::fds`]); forked
 /// children inherit the table, as after `fork(2)`.
 pub type Fd = u16;
@@ -120,20 +122,20 @@ impl Program {
     }
 
     /// Checks that loops are balanced; returns the position of the first problem.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidWorkload> {
         let mut depth = 0usize;
-        for (i, op) in self.ops.iter().enumerate() {
-            match op {
+        for (op, o) in self.ops.iter().enumerate() {
+            match o {
                 Op::Loop { .. } => depth += 1,
                 Op::LoopEnd if depth == 0 => {
-                    return Err(format!("{}: op {i}: LoopEnd without Loop", self.comm))
+                    return Err(InvalidWorkload::LoopEndWithoutLoop { comm: self.comm.clone(), op })
                 }
                 Op::LoopEnd => depth -= 1,
                 _ => {}
             }
         }
         if depth != 0 {
-            return Err(format!("{}: {depth} loop(s) not closed", self.comm));
+            return Err(InvalidWorkload::UnclosedLoops { comm: self.comm.clone(), open: depth });
         }
         Ok(())
     }

@@ -119,47 +119,87 @@ impl Workload {
 
     /// Checks the references between tasks, programs, objects and CPUs; the error says
     /// which task or program is wrong and why.
-    pub fn validate(&self, cpus: u32) -> Result<(), String> {
+    pub fn validate(&self, cpus: u32) -> Result<(), InvalidWorkload> {
         for p in &self.programs {
             p.validate()?;
             for op in &p.ops {
                 if let crate::Op::Fork { program, .. } = op {
                     if *program as usize >= self.programs.len() {
-                        return Err(format!("{}: fork of unknown program {program}", p.comm));
+                        return Err(InvalidWorkload::ForkOfUnknownProgram {
+                            comm: p.comm.clone(),
+                            program: *program,
+                        });
                     }
                 }
             }
         }
-        for (i, t) in self.tasks.iter().enumerate() {
-            let who = format!("task {i} ({})", t.name);
+        for (task, t) in self.tasks.iter().enumerate() {
+            let name = || t.name.clone();
             if t.program as usize >= self.programs.len() {
-                return Err(format!("{who}: unknown program {}", t.program));
+                return Err(InvalidWorkload::UnknownProgram { task, name: name(), program: t.program });
             }
             if !(-20..=19).contains(&t.nice) {
-                return Err(format!("{who}: nice {} is outside -20..19", t.nice));
+                return Err(InvalidWorkload::Nice { task, name: name(), nice: t.nice });
             }
             if t.policy.is_rt() && !(1..=99).contains(&t.rt_priority) {
-                return Err(format!("{who}: real-time priority {} is outside 1..99", t.rt_priority));
+                return Err(InvalidWorkload::RtPriority { task, name: name(), priority: t.rt_priority });
             }
             if let Some(aff) = &t.affinity {
                 if aff.is_empty() {
-                    return Err(format!("{who}: empty CPU affinity"));
+                    return Err(InvalidWorkload::EmptyAffinity { task, name: name() });
                 }
-                if let Some(c) = aff.iter().find(|&&c| c >= cpus) {
-                    return Err(format!("{who}: CPU {c} does not exist (the simulation has {cpus})"));
+                if let Some(&cpu) = aff.iter().find(|&&c| c >= cpus) {
+                    return Err(InvalidWorkload::NoSuchCpu { task, name: name(), cpu, cpus });
                 }
             }
             for fd in &t.fds {
                 if fd.object as usize >= self.objects.len() {
-                    return Err(format!("{who}: fd refers to unknown object {}", fd.object));
+                    return Err(InvalidWorkload::UnknownObject { task, name: name(), object: fd.object });
                 }
             }
             if let Some(parent) = t.thread_of {
-                if parent as usize >= i {
-                    return Err(format!("{who}: thread_of must name an earlier task"));
+                if parent as usize >= task {
+                    return Err(InvalidWorkload::ThreadOfLaterTask { task, name: name(), thread_of: parent });
                 }
             }
         }
         Ok(())
     }
+}
+
+/// Why a workload's parts do not fit together ([`Workload::validate`],
+/// [`Program::validate`]). Each variant names the program (by its comm) or the task (by
+/// its index and name) at fault and keeps the offending value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidWorkload {
+    /// A program's `LoopEnd` at index `op` closes no loop.
+    #[error("{comm}: op {op}: LoopEnd without Loop")]
+    LoopEndWithoutLoop { comm: String, op: usize },
+    /// A program ends with `open` loops not closed.
+    #[error("{comm}: {open} loop(s) not closed")]
+    UnclosedLoops { comm: String, open: usize },
+    /// A program forks a program the workload does not have.
+    #[error("{comm}: fork of unknown program {program}")]
+    ForkOfUnknownProgram { comm: String, program: ProgramId },
+    /// A task runs a program the workload does not have.
+    #[error("task {task} ({name}): unknown program {program}")]
+    UnknownProgram { task: usize, name: String, program: ProgramId },
+    /// A task's nice value is outside -20..19.
+    #[error("task {task} ({name}): nice {nice} is outside -20..19")]
+    Nice { task: usize, name: String, nice: i8 },
+    /// A real-time task's priority is outside 1..99.
+    #[error("task {task} ({name}): real-time priority {priority} is outside 1..99")]
+    RtPriority { task: usize, name: String, priority: u8 },
+    /// A task may run on no CPU.
+    #[error("task {task} ({name}): empty CPU affinity")]
+    EmptyAffinity { task: usize, name: String },
+    /// A task's affinity names a CPU beyond the simulation's `cpus`.
+    #[error("task {task} ({name}): CPU {cpu} does not exist (the simulation has {cpus})")]
+    NoSuchCpu { task: usize, name: String, cpu: Cpu, cpus: u32 },
+    /// A task's fd table refers to an object the workload does not have.
+    #[error("task {task} ({name}): fd refers to unknown object {object}")]
+    UnknownObject { task: usize, name: String, object: ObjectId },
+    /// A task is made a thread of itself or of a later task.
+    #[error("task {task} ({name}): thread_of must name an earlier task")]
+    ThreadOfLaterTask { task: usize, name: String, thread_of: u32 },
 }

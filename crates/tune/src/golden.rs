@@ -12,6 +12,7 @@
 
 use serde::Serialize;
 
+use crate::error::TuneError;
 use crate::trace::Trace;
 
 /// ρ = (3 − √5)/2 ≈ 0.381966: the golden section's short part,
@@ -114,17 +115,23 @@ pub struct GoldenOutcome {
 /// two, so after the first iteration each iteration evaluates `f` once ("the benchmark
 /// only runs once per iteration"). N iterations shrink the interval by `(1 − ρ)^N` and
 /// cost N + 1 evaluations. The result is the best point evaluated.
-pub fn golden_section<F>(mut f: F, a: f64, b: f64, tol: f64) -> Result<GoldenOutcome, String>
+///
+/// An error of `f` ends the search and is returned as it is; an invalid interval or
+/// tolerance is a [`TuneError::Interval`] turned into `f`'s error type, which may be
+/// [`TuneError`] itself or any error that can hold one (`Box<dyn Error>`,
+/// `anyhow::Error`).
+pub fn golden_section<F, E>(mut f: F, a: f64, b: f64, tol: f64) -> Result<GoldenOutcome, E>
 where
-    F: FnMut(f64) -> Result<f64, String>,
+    F: FnMut(f64) -> Result<f64, E>,
+    E: From<TuneError>,
 {
     let valid = a < b && tol > 0.0; // false for NaN too
     if !valid {
-        return Err(format!("golden section needs a < b and tol > 0 (got [{a}, {b}], tol {tol})"));
+        return Err(TuneError::Interval { a, b, tol }.into());
     }
     let mut points = Vec::new();
     let mut trace = Trace::default();
-    let mut eval = |x: f64, points: &mut Vec<f64>| -> Result<f64, String> {
+    let mut eval = |x: f64, points: &mut Vec<f64>| -> Result<f64, E> {
         let v = f(x)?;
         points.push(x);
         trace.extend(&[v]);
@@ -183,7 +190,7 @@ mod tests {
     /// 1.2361, final interval [0.6525, 0.9443].
     #[test]
     fn chong_and_zak_example() {
-        let f = |x: f64| Ok(x.powi(4) - 14.0 * x.powi(3) + 60.0 * x * x - 70.0 * x);
+        let f = |x: f64| Ok::<_, TuneError>(x.powi(4) - 14.0 * x.powi(3) + 60.0 * x * x - 70.0 * x);
         let out = golden_section(f, 0.0, 2.0, 0.3).unwrap();
         assert_eq!(out.iterations, 4);
         assert_eq!(out.trace.evaluations(), 5);
@@ -202,7 +209,7 @@ mod tests {
         let out = golden_section(
             |x| {
                 calls += 1;
-                Ok((x - 2.0) * (x - 2.0))
+                Ok::<_, TuneError>((x - 2.0) * (x - 2.0))
             },
             0.0,
             5.0,
@@ -211,8 +218,9 @@ mod tests {
         .unwrap();
         assert_eq!((out.iterations, out.trace.evaluations(), calls), (18, 19, 19));
         assert!((out.x - 2.0).abs() < 1e-3 && out.interval.0 <= 2.0 && 2.0 <= out.interval.1);
-        assert!(golden_section(Ok, 1.0, 1.0, 0.1).is_err());
-        assert_eq!(golden_section(|_| Err("boom".into()), 0.0, 1.0, 0.1).unwrap_err(), "boom");
+        assert!(golden_section(Ok::<_, TuneError>, 1.0, 1.0, 0.1).is_err());
+        let boom = |_: f64| Err::<f64, Box<dyn std::error::Error + Send + Sync>>("boom".into());
+        assert_eq!(golden_section(boom, 0.0, 1.0, 0.1).unwrap_err().to_string(), "boom");
     }
 
     #[test]

@@ -13,14 +13,18 @@
 //!   candidate parameter vector, cached and evaluated in parallel — and the check that
 //!   a live machine's scheduler knobs can be written;
 //! - [`trace`]: the record of one search's evaluations (best so far, evaluations to the
-//!   best).
+//!   best);
+//! - [`error`]: why a search failed ([`TuneError`]) and why a live machine's knobs cannot
+//!   be written ([`KnobError`]).
 
+pub mod error;
 pub mod golden;
 pub mod objective;
 pub mod pso;
 pub mod rsm;
 pub mod trace;
 
+pub use error::{KnobError, TuneError};
 pub use golden::{discover, golden_section, interval, Discovery, GoldenOutcome, GOLDEN_RHO};
 pub use objective::{debugfs_knobs_writable, Knobs, SimObjective, Space};
 pub use pso::{particle_swarm, BatchCost, PsoOutcome, PsoParams};

@@ -23,6 +23,7 @@ use std::sync::Mutex;
 use schedlab_sim::{simulate, FairFlavor, SimConfig, Workload};
 use serde::Serialize;
 
+use crate::error::{KnobError, TuneError};
 use crate::golden::{RANGE_MAX_NS, RANGE_MIN_NS};
 use crate::pso::BatchCost;
 
@@ -83,12 +84,10 @@ pub struct SimObjective {
 impl SimObjective {
     /// The objective for `workload` under `config` (its CPU count, fair class and other
     /// tunables stay as given), each candidate run once per seed of `seeds`.
-    pub fn new(workload: Workload, config: SimConfig, seeds: Vec<u64>) -> Result<Self, String> {
-        let space = Space::of(config.fair).ok_or_else(|| {
-            format!("the {} fair class has no tunables to search (use cfs or eevdf)", config.fair.name())
-        })?;
+    pub fn new(workload: Workload, config: SimConfig, seeds: Vec<u64>) -> Result<Self, TuneError> {
+        let space = Space::of(config.fair).ok_or(TuneError::NoTunables { fair: config.fair.name() })?;
         if seeds.is_empty() {
-            return Err("the objective needs at least one seed".into());
+            return Err(TuneError::NoSeeds);
         }
         workload.validate(config.cpus)?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -172,19 +171,16 @@ impl SimObjective {
     }
 
     /// The mean makespan in ns of candidate `knobs` over the seeds.
-    pub fn evaluate(&self, knobs: &[u64]) -> Result<f64, String> {
+    pub fn evaluate(&self, knobs: &[u64]) -> Result<f64, TuneError> {
         Ok(self.evaluate_many(&[knobs.to_vec()])?[0])
     }
 
     /// [`SimObjective::evaluate`] for many candidates: the ones not in the cache are
     /// simulated in parallel, each distinct candidate once.
-    pub fn evaluate_many(&self, candidates: &[Knobs]) -> Result<Vec<f64>, String> {
-        if let Some(bad) = candidates.iter().find(|k| k.len() != self.space.names().len()) {
-            return Err(format!(
-                "a candidate has {} values, the space {}",
-                bad.len(),
-                self.space.names().len()
-            ));
+    pub fn evaluate_many(&self, candidates: &[Knobs]) -> Result<Vec<f64>, TuneError> {
+        let expected = self.space.names().len();
+        if let Some(bad) = candidates.iter().find(|k| k.len() != expected) {
+            return Err(TuneError::CandidateLength { got: bad.len(), expected });
         }
         let mut todo: Vec<&Knobs> = {
             let cache = self.cache.lock().expect("cache lock");
@@ -195,7 +191,7 @@ impl SimObjective {
         let hits = candidates.len() - todo.len();
         if !todo.is_empty() {
             let chunk = todo.len().div_ceil(self.threads);
-            let results: Vec<Result<Vec<(Knobs, f64)>, String>> = std::thread::scope(|s| {
+            let results: Vec<Result<Vec<(Knobs, f64)>, TuneError>> = std::thread::scope(|s| {
                 let handles: Vec<_> = todo
                     .chunks(chunk)
                     .map(|part| {
@@ -216,12 +212,12 @@ impl SimObjective {
     }
 
     /// Simulates candidate `knobs` once per seed: the mean makespan.
-    fn run(&self, knobs: &[u64]) -> Result<f64, String> {
+    fn run(&self, knobs: &[u64]) -> Result<f64, TuneError> {
         let mut config = self.config_for(knobs);
         let mut total = 0.0;
         for &seed in &self.seeds {
             config.seed = seed;
-            let report = simulate(&self.workload, &config, None).map_err(|e| e.to_string())?;
+            let report = simulate(&self.workload, &config, None)?;
             total += report.makespan_ns as f64;
         }
         Ok(total / self.seeds.len() as f64)
@@ -230,7 +226,7 @@ impl SimObjective {
 
 /// The searches see the objective through positions in ns (reals).
 impl BatchCost for SimObjective {
-    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, String> {
+    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, TuneError> {
         let candidates: Vec<Knobs> = xs.iter().map(|x| self.knobs(x)).collect();
         self.evaluate_many(&candidates)
     }
@@ -242,38 +238,28 @@ pub const BASE_SLICE_KNOB: &str = "/sys/kernel/debug/sched/base_slice_ns";
 /// Whether this machine lets us write the scheduler's debugfs knobs (which a live
 /// objective would need): opens [`BASE_SLICE_KNOB`] for writing, writes nothing.
 /// The error says why not and what to do.
-pub fn debugfs_knobs_writable() -> Result<(), String> {
+pub fn debugfs_knobs_writable() -> Result<(), KnobError> {
     knob_writable(Path::new(BASE_SLICE_KNOB))
 }
 
 /// [`debugfs_knobs_writable`] for any knob file.
-pub fn knob_writable(path: &Path) -> Result<(), String> {
+pub fn knob_writable(path: &Path) -> Result<(), KnobError> {
     let Err(e) = OpenOptions::new().write(true).open(path) else {
         return Ok(());
     };
-    let p = path.display();
+    let path = path.to_path_buf();
     // EPERM (1) for root means kernel lockdown: debugfs is read-only under
     // lockdown=integrity (and unreadable under confidentiality). EACCES (13) is the
     // file's mode: not root.
     Err(match (e.raw_os_error(), e.kind()) {
         (Some(1), _) => {
             let mode = std::fs::read_to_string("/sys/kernel/security/lockdown").unwrap_or_default();
-            let mode = mode.trim();
-            format!(
-                "cannot write {p}: the kernel forbids it (EPERM): kernel lockdown{} makes debugfs read-only. \
-                 Boot without lockdown (lockdown=none, or Secure Boot off) to tune a live machine, \
-                 or tune in the simulator (drop --live)",
-                if mode.is_empty() { String::new() } else { format!(" is on ({mode})") }
-            )
+            let mode = Some(mode.trim().to_string()).filter(|m| !m.is_empty());
+            KnobError::Lockdown { path, mode }
         }
-        (_, ErrorKind::PermissionDenied) => {
-            format!("cannot write {p}: permission denied; run as root (sudo) to tune a live machine")
-        }
-        (_, ErrorKind::NotFound) => format!(
-            "cannot write {p}: no such file; mount debugfs (mount -t debugfs none /sys/kernel/debug) \
-             on a kernel with the EEVDF scheduler (Linux 6.6 or later, CONFIG_SCHED_DEBUG)"
-        ),
-        _ => format!("cannot write {p}: {e}"),
+        (_, ErrorKind::PermissionDenied) => KnobError::PermissionDenied { path },
+        (_, ErrorKind::NotFound) => KnobError::NotFound { path },
+        _ => KnobError::Io { path, source: e },
     })
 }
 
@@ -320,17 +306,20 @@ mod tests {
         assert_eq!(o.config_for(&[3_000_000]).tunables.base_slice_ns, 3_000_000);
         assert!(o.evaluate(&[1, 2]).is_err());
         let w = workloads::load("hackbench:groups=1,fds=2,loops=1").unwrap();
-        let e = SimObjective::new(w, SimConfig::new(1, FairFlavor::Timeshare), vec![1]).err().unwrap();
+        let e = SimObjective::new(w, SimConfig::new(1, FairFlavor::Timeshare), vec![1])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("timeshare"), "{e}");
     }
 
     #[test]
     fn an_unwritable_knob_says_why() {
-        let e = knob_writable(Path::new("/nonexistent/sched/base_slice_ns")).unwrap_err();
+        let e = knob_writable(Path::new("/nonexistent/sched/base_slice_ns")).unwrap_err().to_string();
         assert!(e.contains("no such file") && e.contains("mount -t debugfs"), "{e}");
         let dir = std::env::temp_dir().join(format!("schedlab-tune-knob-{}", std::process::id()));
         std::fs::write(&dir, "0").unwrap();
-        assert_eq!(knob_writable(&dir), Ok(()));
+        knob_writable(&dir).unwrap();
         std::fs::remove_file(&dir).unwrap();
     }
 }

@@ -34,17 +34,19 @@ use argmin::solver::particleswarm::{Particle, ParticleSwarm};
 use rand::SeedableRng;
 use serde::Serialize;
 
+use crate::error::TuneError;
 use crate::trace::Trace;
 
 /// Something that gives the cost of many positions at once (in parallel if it can).
 pub trait BatchCost: Sync {
-    /// The cost of each of `xs`, in order.
-    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, String>;
+    /// The cost of each of `xs`, in order. A cost that fails for a reason of its own (a
+    /// live benchmark) wraps it in [`TuneError::Objective`].
+    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, TuneError>;
 }
 
 /// Any function of a position is a (sequential) batch cost: test functions, mostly.
 impl<F: Fn(&[f64]) -> f64 + Sync> BatchCost for F {
-    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, String> {
+    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, TuneError> {
         Ok(xs.iter().map(|x| self(x)).collect())
     }
 }
@@ -127,7 +129,8 @@ impl<C: BatchCost + ?Sized> CostFunction for Recorded<'_, C> {
         Self: SyncAlias,
     {
         let xs: Vec<Vec<f64>> = params.iter().map(|p| p.borrow().clone()).collect();
-        let values = self.cost.cost_batch(&xs).map_err(Error::msg)?;
+        // Wrapped whole, so that `particle_swarm` gets it back from argmin's error.
+        let values = self.cost.cost_batch(&xs).map_err(Error::new)?;
         self.trace.lock().expect("trace lock").extend(&values);
         Ok(values)
     }
@@ -158,40 +161,40 @@ impl Observe<SwarmState> for BestPerIteration {
 }
 
 /// Minimizes `cost` over the box `lower..=upper` (one bound per dimension) with a
-/// particle swarm.
+/// particle swarm. An error of `cost` is returned as it is.
 pub fn particle_swarm<C: BatchCost + ?Sized>(
     cost: &C,
     lower: &[f64],
     upper: &[f64],
     params: &PsoParams,
-) -> Result<PsoOutcome, String> {
+) -> Result<PsoOutcome, TuneError> {
     if lower.is_empty() || lower.len() != upper.len() {
-        return Err(format!("bounds: {} lower and {} upper values", lower.len(), upper.len()));
+        return Err(TuneError::BoundsLength { lower: lower.len(), upper: upper.len() });
     }
     if let Some(i) = (0..lower.len()).find(|&i| lower[i].partial_cmp(&upper[i]).is_none_or(|o| o.is_gt())) {
-        return Err(format!("bounds of dimension {i}: {} > {}", lower[i], upper[i]));
+        return Err(TuneError::BoundsOrder { dimension: i, lower: lower[i], upper: upper[i] });
     }
     if params.particles == 0 {
-        return Err("a swarm needs at least one particle".into());
+        return Err(TuneError::NoParticles);
     }
     let solver = ParticleSwarm::new((lower.to_vec(), upper.to_vec()), params.particles)
         .with_rng_generator(rand_pcg::Pcg64::seed_from_u64(params.seed))
         .with_inertia_factor(params.w)
         .and_then(|s| s.with_cognitive_factor(params.phi_p))
         .and_then(|s| s.with_social_factor(params.phi_g))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| TuneError::Swarm(e.into()))?;
     let problem = Recorded { cost, trace: Mutex::new(Trace::default()) };
     let per_iteration = Arc::new(Mutex::new(Vec::new()));
     let result = Executor::new(problem, solver)
         .configure(|state| state.max_iters(params.iterations))
         .add_observer(BestPerIteration(Arc::clone(&per_iteration)), ObserverMode::Always)
         .run()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.downcast::<TuneError>().unwrap_or_else(|e| TuneError::Swarm(e.into())))?;
     let state = result.state();
-    let best = state.get_best_param().ok_or("the swarm found no best position")?;
+    let best = state.get_best_param().ok_or(TuneError::NoBest)?;
     let best_value = best.cost;
     let best = best.position.clone();
-    let trace = result.problem.problem.as_ref().ok_or("argmin kept the problem")?.trace.lock();
+    let trace = result.problem.problem.as_ref().ok_or(TuneError::ProblemKept)?.trace.lock();
     let trace = trace.expect("trace lock").clone();
     let per_iteration_best = per_iteration.lock().expect("observer lock").clone();
     Ok(PsoOutcome { best, best_value, trace, per_iteration_best })
@@ -238,6 +241,19 @@ mod tests {
         assert!((out.best[0] - 1.0).abs() < 0.02 && (out.best[1] - 1.0).abs() < 0.04, "{:?}", out.best);
         // The best per iteration never gets worse.
         assert!(out.per_iteration_best.windows(2).all(|w| w[1] <= w[0]));
+    }
+
+    #[test]
+    fn a_failing_cost_is_returned_as_it_is() {
+        struct Failing;
+        impl BatchCost for Failing {
+            fn cost_batch(&self, _: &[Vec<f64>]) -> Result<Vec<f64>, TuneError> {
+                Err(TuneError::Objective("the benchmark died".into()))
+            }
+        }
+        let e = particle_swarm(&Failing, &[0.0], &[1.0], &PsoParams::default()).unwrap_err();
+        assert!(matches!(e, TuneError::Objective(_)), "{e:?}");
+        assert_eq!(e.to_string(), "the benchmark died");
     }
 
     #[test]

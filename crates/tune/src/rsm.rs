@@ -41,6 +41,7 @@
 
 use serde::Serialize;
 
+use crate::error::TuneError;
 use crate::pso::{particle_swarm, BatchCost, PsoOutcome, PsoParams};
 
 /// A factor of the design: its name and its natural values at coded −1 and +1.
@@ -89,14 +90,22 @@ pub fn terms(x: &[f64; 3]) -> [f64; 10] {
     [1.0, a, b, c, a * b, a * c, b * c, a * a, b * b, c * c]
 }
 
+/// A linear system [`solve`] cannot solve: no pivot in `column` is clear of zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the system is singular (column {column})")]
+pub struct SingularSystem {
+    /// The column (0-based) where elimination found no usable pivot.
+    pub column: usize,
+}
+
 /// Solves `m·x = v` (n × n, row-major) by Gaussian elimination with partial pivoting.
-pub fn solve(mut m: Vec<Vec<f64>>, mut v: Vec<f64>) -> Result<Vec<f64>, String> {
+pub fn solve(mut m: Vec<Vec<f64>>, mut v: Vec<f64>) -> Result<Vec<f64>, SingularSystem> {
     let n = v.len();
     let scale = m.iter().flatten().fold(0.0f64, |s, x| s.max(x.abs())).max(f64::MIN_POSITIVE);
     for col in 0..n {
         let pivot = (col..n).max_by(|&i, &j| m[i][col].abs().total_cmp(&m[j][col].abs())).expect("rows");
         if m[pivot][col].abs() <= 1e-12 * scale {
-            return Err(format!("the system is singular (column {col})"));
+            return Err(SingularSystem { column: col });
         }
         m.swap(col, pivot);
         v.swap(col, pivot);
@@ -180,19 +189,15 @@ pub struct Fit {
 
 impl Fit {
     /// The least-squares fit of `ys` at the coded points `xs`.
-    pub fn new(xs: &[[f64; 3]], ys: &[f64]) -> Result<Fit, String> {
+    pub fn new(xs: &[[f64; 3]], ys: &[f64]) -> Result<Fit, TuneError> {
         if xs.len() != ys.len() || xs.len() < 10 {
-            return Err(format!(
-                "a second-order model needs 10 runs at least ({} points, {} responses)",
-                xs.len(),
-                ys.len()
-            ));
+            return Err(TuneError::TooFewRuns { points: xs.len(), responses: ys.len() });
         }
         let rows: Vec<[f64; 10]> = xs.iter().map(terms).collect();
         let xtx: Vec<Vec<f64>> =
             (0..10).map(|i| (0..10).map(|j| rows.iter().map(|r| r[i] * r[j]).sum()).collect()).collect();
         let xty: Vec<f64> = (0..10).map(|i| rows.iter().zip(ys).map(|(r, y)| r[i] * y).sum()).collect();
-        let beta = solve(xtx.clone(), xty).map_err(|e| format!("cannot fit the model: {e}"))?;
+        let beta = solve(xtx.clone(), xty).map_err(TuneError::Fit)?;
         let mut coefficients = [0.0; 10];
         coefficients.copy_from_slice(&beta);
         let residual_ss: f64 = rows
@@ -207,7 +212,7 @@ impl Fit {
             for (i, se) in std_errors.iter_mut().enumerate() {
                 let mut e = vec![0.0; 10];
                 e[i] = 1.0;
-                *se = (s2 * solve(xtx.clone(), e)?[i]).max(0.0).sqrt();
+                *se = (s2 * solve(xtx.clone(), e).map_err(TuneError::Fit)?[i]).max(0.0).sqrt();
             }
         }
         Ok(Fit { coefficients, std_errors, residual_ss, df })
@@ -465,7 +470,7 @@ pub fn meta_optimize<C: BatchCost + ?Sized>(
     centre_points: usize,
     r_unit: f64,
     mut each_run: impl FnMut(&RsmRun, &PsoOutcome),
-) -> Result<MetaOutcome, String> {
+) -> Result<MetaOutcome, TuneError> {
     let factors = paper_factors();
     let design = box_behnken(centre_points);
     let mut runs = Vec::with_capacity(design.len());

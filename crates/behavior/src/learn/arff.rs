@@ -55,12 +55,83 @@ pub enum Value {
 
 /// A malformed ARFF file; `line` is 1-based so it can be shown to the user as is.
 #[derive(Debug, thiserror::Error, PartialEq)]
-#[error("ARFF line {line}: {message}")]
+#[error("ARFF line {line}: {problem}")]
 pub struct ArffError {
     /// The 1-based line the problem is on.
     pub line: usize,
     /// What is wrong there.
-    pub message: String,
+    pub problem: ArffProblem,
+}
+
+/// What is wrong on the line of an [`ArffError`], with the names and values at fault.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ArffProblem {
+    /// A quoted string (opened with this quote) runs to the end of the line.
+    #[error("unterminated quoted string ({0})")]
+    UnterminatedQuote(char),
+    /// A backslash escapes nothing.
+    #[error("backslash at end of line")]
+    TrailingBackslash,
+    /// A header line that does not start with a keyword.
+    #[error("expected @relation, @attribute or @data")]
+    ExpectedKeyword,
+    /// An `@`-word that is not an ARFF keyword (lowercased).
+    #[error("unknown keyword {0}")]
+    UnknownKeyword(String),
+    /// `@relation` appears twice.
+    #[error("second @relation")]
+    SecondRelation,
+    /// `@relation` without a name, or with more than one.
+    #[error("@relation takes exactly one name")]
+    RelationName,
+    /// `@attribute` before `@relation`.
+    #[error("@attribute before @relation")]
+    AttributeBeforeRelation,
+    /// `@attribute` without a name.
+    #[error("@attribute needs a name")]
+    AttributeName,
+    /// Two attributes of the same name.
+    #[error("duplicate attribute {0:?}")]
+    DuplicateAttribute(String),
+    /// An attribute of a type this reader does not support (`date`, `relational`).
+    #[error("unsupported attribute type {0:?}")]
+    UnsupportedType(String),
+    /// A nominal type whose labels are not a comma-separated list.
+    #[error("malformed nominal label list")]
+    MalformedLabels,
+    /// This attribute has a name and no type.
+    #[error("attribute {0:?} has no type")]
+    NoType(String),
+    /// This attribute's type is neither a word nor a label list.
+    #[error("malformed type of attribute {0:?}")]
+    MalformedType(String),
+    /// `@data` followed by more text.
+    #[error("unexpected text after @data")]
+    TextAfterData,
+    /// `@data` before any attribute.
+    #[error("@data before any @attribute")]
+    DataBeforeAttribute,
+    /// The file ends without `@data`.
+    #[error("missing @data section")]
+    MissingData,
+    /// A sparse row (`{index value, ...}`).
+    #[error("sparse data rows are not supported")]
+    SparseRow,
+    /// A row that is not values separated by commas.
+    #[error("malformed data row (expected value, comma, value, ...)")]
+    MalformedRow,
+    /// A row that ends with a comma.
+    #[error("data row ends with a comma")]
+    TrailingComma,
+    /// A row with a different number of values than there are attributes.
+    #[error("data row has {values} values, {attributes} attributes are declared")]
+    ValueCount { values: usize, attributes: usize },
+    /// A numeric attribute's value is not a number.
+    #[error("{value:?} is not a number (attribute {attribute:?})")]
+    NotANumber { value: String, attribute: String },
+    /// A nominal attribute's value is not one of its labels.
+    #[error("{value:?} is not a label of attribute {attribute:?}")]
+    NotALabel { value: String, attribute: String },
 }
 
 /// A lexical token of an ARFF line.
@@ -86,7 +157,7 @@ impl Token {
 }
 
 /// Splits one line into tokens, dropping a trailing `%` comment.
-fn tokenize(line: &str) -> Result<Vec<Token>, String> {
+fn tokenize(line: &str) -> Result<Vec<Token>, ArffProblem> {
     let mut tokens = Vec::new();
     let mut chars = line.chars().peekable();
     while let Some(&c) = chars.peek() {
@@ -113,9 +184,9 @@ fn tokenize(line: &str) -> Result<Vec<Token>, String> {
                 let mut text = String::new();
                 loop {
                     match chars.next() {
-                        None => return Err(format!("unterminated quoted string ({quote})")),
+                        None => return Err(ArffProblem::UnterminatedQuote(quote)),
                         Some('\\') => match chars.next() {
-                            None => return Err("backslash at end of line".into()),
+                            None => return Err(ArffProblem::TrailingBackslash),
                             Some('n') => text.push('\n'),
                             Some('t') => text.push('\t'),
                             Some('r') => text.push('\r'),
@@ -177,7 +248,7 @@ impl Arff {
         let mut in_data = false;
         for (index, raw) in text.lines().enumerate() {
             let line = index + 1;
-            let err = |message: String| ArffError { line, message };
+            let err = |problem: ArffProblem| ArffError { line, problem };
             let tokens = tokenize(raw).map_err(err)?;
             if tokens.is_empty() {
                 continue;
@@ -188,43 +259,43 @@ impl Arff {
             }
             let keyword = match &tokens[0] {
                 Token::Word(w) if w.starts_with('@') => w.to_ascii_lowercase(),
-                _ => return Err(err("expected @relation, @attribute or @data".into())),
+                _ => return Err(err(ArffProblem::ExpectedKeyword)),
             };
             match keyword.as_str() {
                 "@relation" => {
                     if relation.is_some() {
-                        return Err(err("second @relation".into()));
+                        return Err(err(ArffProblem::SecondRelation));
                     }
                     match tokens.as_slice() {
                         [_, name] if name.text().is_some() => relation = name.text().map(str::to_string),
-                        _ => return Err(err("@relation takes exactly one name".into())),
+                        _ => return Err(err(ArffProblem::RelationName)),
                     }
                 }
                 "@attribute" => {
                     if relation.is_none() {
-                        return Err(err("@attribute before @relation".into()));
+                        return Err(err(ArffProblem::AttributeBeforeRelation));
                     }
                     let attribute = parse_attribute(&tokens[1..]).map_err(err)?;
                     if attributes.iter().any(|a| a.name == attribute.name) {
-                        return Err(err(format!("duplicate attribute {:?}", attribute.name)));
+                        return Err(err(ArffProblem::DuplicateAttribute(attribute.name)));
                     }
                     attributes.push(attribute);
                 }
                 "@data" => {
                     if tokens.len() != 1 {
-                        return Err(err("unexpected text after @data".into()));
+                        return Err(err(ArffProblem::TextAfterData));
                     }
                     if attributes.is_empty() {
-                        return Err(err("@data before any @attribute".into()));
+                        return Err(err(ArffProblem::DataBeforeAttribute));
                     }
                     in_data = true;
                 }
-                other => return Err(err(format!("unknown keyword {other}"))),
+                _ => return Err(err(ArffProblem::UnknownKeyword(keyword))),
             }
         }
         if !in_data {
             let line = text.lines().count().max(1);
-            return Err(ArffError { line, message: "missing @data section".into() });
+            return Err(ArffError { line, problem: ArffProblem::MissingData });
         }
         Ok(Arff { relation: relation.unwrap_or_default(), attributes, rows })
     }
@@ -268,13 +339,13 @@ impl Arff {
 }
 
 /// Parses the name and type that follow `@attribute`.
-fn parse_attribute(tokens: &[Token]) -> Result<Attribute, String> {
-    let name = tokens.first().and_then(Token::text).ok_or("@attribute needs a name")?.to_string();
+fn parse_attribute(tokens: &[Token]) -> Result<Attribute, ArffProblem> {
+    let name = tokens.first().and_then(Token::text).ok_or(ArffProblem::AttributeName)?.to_string();
     let kind = match &tokens[1..] {
         [Token::Word(t)] => match t.to_ascii_lowercase().as_str() {
             "numeric" | "real" | "integer" => AttributeKind::Numeric,
             "string" => AttributeKind::String,
-            other => return Err(format!("unsupported attribute type {other:?}")),
+            other => return Err(ArffProblem::UnsupportedType(other.to_string())),
         },
         [Token::Open, rest @ .., Token::Close] => {
             let mut labels = Vec::new();
@@ -283,24 +354,24 @@ fn parse_attribute(tokens: &[Token]) -> Result<Attribute, String> {
                 match (expect_label, token.text()) {
                     (true, Some(label)) => labels.push(label.to_string()),
                     (false, None) if *token == Token::Comma => {}
-                    _ => return Err("malformed nominal label list".into()),
+                    _ => return Err(ArffProblem::MalformedLabels),
                 }
             }
             if labels.is_empty() || rest.len().is_multiple_of(2) {
-                return Err("malformed nominal label list".into());
+                return Err(ArffProblem::MalformedLabels);
             }
             AttributeKind::Nominal(labels)
         }
-        [] => return Err(format!("attribute {name:?} has no type")),
-        _ => return Err(format!("malformed type of attribute {name:?}")),
+        [] => return Err(ArffProblem::NoType(name)),
+        _ => return Err(ArffProblem::MalformedType(name)),
     };
     Ok(Attribute { name, kind })
 }
 
 /// Parses one dense data row against the declared attributes.
-fn parse_row(tokens: &[Token], attributes: &[Attribute]) -> Result<Vec<Value>, String> {
+fn parse_row(tokens: &[Token], attributes: &[Attribute]) -> Result<Vec<Value>, ArffProblem> {
     if tokens.first() == Some(&Token::Open) {
-        return Err("sparse data rows are not supported".into());
+        return Err(ArffProblem::SparseRow);
     }
     let mut cells = Vec::new();
     for (i, token) in tokens.iter().enumerate() {
@@ -308,18 +379,14 @@ fn parse_row(tokens: &[Token], attributes: &[Attribute]) -> Result<Vec<Value>, S
         match (expect_cell, token) {
             (true, Token::Word(_) | Token::Quoted(_)) => cells.push(token),
             (false, Token::Comma) => {}
-            _ => return Err("malformed data row (expected value, comma, value, ...)".into()),
+            _ => return Err(ArffProblem::MalformedRow),
         }
     }
     if tokens.len().is_multiple_of(2) {
-        return Err("data row ends with a comma".into());
+        return Err(ArffProblem::TrailingComma);
     }
     if cells.len() != attributes.len() {
-        return Err(format!(
-            "data row has {} values, {} attributes are declared",
-            cells.len(),
-            attributes.len()
-        ));
+        return Err(ArffProblem::ValueCount { values: cells.len(), attributes: attributes.len() });
     }
     cells
         .into_iter()
@@ -330,15 +397,17 @@ fn parse_row(tokens: &[Token], attributes: &[Attribute]) -> Result<Vec<Value>, S
             }
             let text = token.text().unwrap_or_default();
             match &attribute.kind {
-                AttributeKind::Numeric => text
-                    .parse::<f64>()
-                    .map(Value::Number)
-                    .map_err(|_| format!("{text:?} is not a number (attribute {:?})", attribute.name)),
+                AttributeKind::Numeric => text.parse::<f64>().map(Value::Number).map_err(|_| {
+                    ArffProblem::NotANumber { value: text.to_string(), attribute: attribute.name.clone() }
+                }),
                 AttributeKind::Nominal(labels) => {
                     if labels.iter().any(|l| l == text) {
                         Ok(Value::Text(text.to_string()))
                     } else {
-                        Err(format!("{text:?} is not a label of attribute {:?}", attribute.name))
+                        Err(ArffProblem::NotALabel {
+                            value: text.to_string(),
+                            attribute: attribute.name.clone(),
+                        })
                     }
                 }
                 AttributeKind::String => Ok(Value::Text(text.to_string())),
@@ -406,7 +475,7 @@ mod tests {
 
     fn error_line(text: &str) -> (usize, String) {
         let e = Arff::parse(text).unwrap_err();
-        (e.line, e.message)
+        (e.line, e.problem.to_string())
     }
 
     #[test]

@@ -64,7 +64,7 @@ use ndarray::{Array1, Array2, Axis};
 use serde::{Deserialize, Serialize};
 
 use super::dataset::Dataset;
-use super::error::LearnError;
+use super::error::{LearnError, ModelFileError};
 use super::features::FeatureVector;
 use super::rng::SplitMix64;
 
@@ -133,19 +133,19 @@ struct ClassifierFile {
 }
 
 impl TryFrom<ClassifierFile> for Classifier {
-    type Error = String;
+    type Error = ModelFileError;
 
-    fn try_from(file: ClassifierFile) -> Result<Classifier, String> {
+    fn try_from(file: ClassifierFile) -> Result<Classifier, ModelFileError> {
         let trees: Vec<Node> = file.root.into_iter().chain(file.trees).collect();
         if trees.is_empty() {
-            return Err("a classifier needs `trees` (or the one tree `root`)".into());
+            return Err(ModelFileError::NoTrees);
         }
         let (d, k) = (file.features.len(), file.classes.len());
         if k == 0 || !trees.iter().all(|t| t.valid(d, k)) {
-            return Err(format!("a tree names a feature or class beyond the {d} features and {k} classes"));
+            return Err(ModelFileError::TreeOutOfRange { features: d, classes: k });
         }
-        if file.min_confidence.is_some_and(|c| !(0.0..=1.0).contains(&c)) {
-            return Err("min_confidence must be in 0..=1".into());
+        if let Some(c) = file.min_confidence.filter(|c| !(0.0..=1.0).contains(c)) {
+            return Err(ModelFileError::MinConfidence(c));
         }
         Ok(Classifier {
             features: file.features,
@@ -176,6 +176,16 @@ impl From<Classifier> for ClassifierFile {
 pub struct LabelRules {
     /// `(pattern, class)` pairs, tried in order.
     pub rules: Vec<(String, String)>,
+}
+
+/// A line of a label rules file that is not `PATTERN CLASS` ([`LabelRules::parse`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: expected `PATTERN CLASS`, got `{text}`")]
+pub struct LabelRulesError {
+    /// The line's number, from 1.
+    pub line: usize,
+    /// The line, without its comment and surrounding blanks.
+    pub text: String,
 }
 
 /// A confusion matrix: `counts[actual][predicted]`, indices into `classes`.
@@ -261,7 +271,7 @@ impl LabelRules {
     /// Reads rules in the text form of `--labels` files: `PATTERN CLASS` per line, `#`
     /// starts a comment, blank lines are skipped. A malformed line is an error naming
     /// its number (from 1).
-    pub fn parse(text: &str) -> Result<LabelRules, String> {
+    pub fn parse(text: &str) -> Result<LabelRules, LabelRulesError> {
         let mut rules = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();
@@ -271,7 +281,7 @@ impl LabelRules {
             let mut words = line.split_whitespace();
             match (words.next(), words.next(), words.next()) {
                 (Some(p), Some(c), None) => rules.push((p.to_string(), c.to_string())),
-                _ => return Err(format!("line {}: expected `PATTERN CLASS`, got `{line}`", i + 1)),
+                _ => return Err(LabelRulesError { line: i + 1, text: line.to_string() }),
             }
         }
         Ok(LabelRules { rules })

@@ -46,7 +46,7 @@ use ndarray::{Array2, ArrayView1};
 use serde::{Deserialize, Serialize};
 
 use super::dataset::Dataset;
-use super::error::LearnError;
+use super::error::{LearnError, ModelFileError};
 use super::features::FeatureVector;
 use super::rng::SplitMix64;
 
@@ -541,32 +541,33 @@ impl Clusterer {
     }
 
     /// What [`Clusterer::from_json`] checks.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), ModelFileError> {
         let d = self.features.len();
         if d > MAX_FEATURES {
-            return Err(format!("{d} features, more than the {MAX_FEATURES} a model may have"));
+            return Err(ModelFileError::TooManyFeatures(d));
         }
         if self.components.len() > MAX_COMPONENTS || self.components.is_empty() {
-            return Err(format!("{} components; a model has 1 to {MAX_COMPONENTS}", self.components.len()));
+            return Err(ModelFileError::ComponentCount(self.components.len()));
         }
         if self.shift.len() != d || self.scale.len() != d {
-            return Err(format!(
-                "{d} features but {} shifts and {} scales",
-                self.shift.len(),
-                self.scale.len()
-            ));
+            return Err(ModelFileError::Normalization {
+                features: d,
+                shifts: self.shift.len(),
+                scales: self.scale.len(),
+            });
         }
         for (i, c) in self.components.iter().enumerate() {
             let square = c.covariance.len() == d && c.covariance.iter().all(|row| row.len() == d);
             let shape_ok =
                 c.mean.len() == d && (c.variances.len() == d || (c.variances.is_empty() && square));
             if !shape_ok {
-                return Err(format!(
-                    "component {i}: a mean of {} and {} variances (or a covariance of {} rows) for {d} features",
-                    c.mean.len(),
-                    c.variances.len(),
-                    c.covariance.len()
-                ));
+                return Err(ModelFileError::ComponentShape {
+                    component: i,
+                    means: c.mean.len(),
+                    variances: c.variances.len(),
+                    covariance_rows: c.covariance.len(),
+                    features: d,
+                });
             }
         }
         Ok(())

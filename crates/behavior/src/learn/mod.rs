@@ -14,13 +14,13 @@ pub mod error;
 pub mod features;
 mod rng;
 
-pub use arff::{Arff, ArffError, Attribute, AttributeKind, Value};
+pub use arff::{Arff, ArffError, ArffProblem, Attribute, AttributeKind, Value};
 pub use classifier::{
-    Classifier, ConfusionMatrix, Evaluation, LabelRules, ReliabilityBin, Tested, Threshold, TreeParams,
-    DEFAULT_MIN_CONFIDENCE, DEFAULT_TREES, MIN_CONFIDENCE_PRECISION,
+    Classifier, ConfusionMatrix, Evaluation, LabelRules, LabelRulesError, ReliabilityBin, Tested, Threshold,
+    TreeParams, DEFAULT_MIN_CONFIDENCE, DEFAULT_TREES, MIN_CONFIDENCE_PRECISION,
 };
 pub use clusterer::{Clusterer, Component, GmmParams, KFailure};
 pub use csv::CsvError;
 pub use dataset::{long_from_arff, long_to_arff, Dataset, LongRecord, Row};
-pub use error::LearnError;
+pub use error::{LearnError, ModelFileError};
 pub use features::{FeatureVector, ProcessProfile, SyscallKind};

@@ -47,18 +47,27 @@ impl Default for PfsParams {
 
 impl PfsParams {
     /// Checks the paper's rule that `T_m` is a multiple of the timeslot.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), PfsParamsError> {
         if self.timeslot_ns == 0 {
-            return Err("the timeslot must be longer than 0".into());
+            return Err(PfsParamsError::ZeroTimeslot);
         }
         if !self.t_m_ns.is_multiple_of(self.timeslot_ns) {
-            return Err(format!(
-                "T_m ({} ns) must be a multiple of the timeslot ({} ns)",
-                self.t_m_ns, self.timeslot_ns
-            ));
+            return Err(PfsParamsError::TmNotMultiple { t_m_ns: self.t_m_ns, timeslot_ns: self.timeslot_ns });
         }
         Ok(())
     }
+}
+
+/// Why [`PfsParams::validate`] refused the controller's parameters, with the values at
+/// fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PfsParamsError {
+    /// The timeslot is 0: switching could never be delayed, and `T_m` is measured in it.
+    #[error("the timeslot must be longer than 0")]
+    ZeroTimeslot,
+    /// `T_m` is not a whole number of timeslots, the paper's rule.
+    #[error("T_m ({t_m_ns} ns) must be a multiple of the timeslot ({timeslot_ns} ns)")]
+    TmNotMultiple { t_m_ns: Ns, timeslot_ns: Ns },
 }
 
 /// What to do when a time slice ends.

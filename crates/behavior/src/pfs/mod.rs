@@ -13,7 +13,7 @@ mod scheduler;
 mod sequence;
 mod store;
 
-pub use controller::{Controller, CurrentInfo, Decision, PfsParams};
+pub use controller::{Controller, CurrentInfo, Decision, PfsParams, PfsParamsError};
 pub use scheduler::PfsScheduler;
 pub use sequence::{Log, LogState, Pfs, PfsEntry, PfsState};
 pub use store::{PfsStore, StoreError};

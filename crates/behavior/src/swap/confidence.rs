@@ -58,23 +58,42 @@ impl SwapParams {
 
     /// Checks that the arithmetic is defined: K ≥ 1 (it divides indirect confidences),
     /// T ≥ 1 ns (it divides running time) and at least one hash bucket.
-    pub fn check(&self) -> Result<(), String> {
-        let kinds = std::iter::once(("", KindParams { k: self.k, t_ns: self.t_ns }))
-            .chain(self.per_kind.iter().map(|(name, p)| (name.as_str(), *p)));
-        for (name, p) in kinds {
-            let of = if name.is_empty() { String::new() } else { format!(" of kind {name}") };
+    pub fn check(&self) -> Result<(), SwapParamsError> {
+        let kinds = std::iter::once((None, KindParams { k: self.k, t_ns: self.t_ns }))
+            .chain(self.per_kind.iter().map(|(name, p)| (Some(name), *p)));
+        for (kind, p) in kinds {
             if p.k == 0 {
-                return Err(format!("SWAP base confidence K{of} is 0; it must be at least 1"));
+                return Err(SwapParamsError::ZeroK { kind: kind.cloned() });
             }
             if p.t_ns == 0 {
-                return Err(format!("SWAP confidence quantum T{of} is 0 ns; it must be at least 1 ns"));
+                return Err(SwapParamsError::ZeroT { kind: kind.cloned() });
             }
         }
         if self.table_size == 0 {
-            return Err("SWAP hash table size is 0; it must be at least 1 bucket".into());
+            return Err(SwapParamsError::ZeroTableSize);
         }
         Ok(())
     }
+}
+
+/// Why [`SwapParams::check`] refused the parameters: a value that would divide by zero.
+/// `kind` is the resource kind whose override is at fault (`None`: the global value).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SwapParamsError {
+    /// A base confidence K is 0.
+    #[error("SWAP base confidence K{} is 0; it must be at least 1", of_kind(.kind))]
+    ZeroK { kind: Option<String> },
+    /// A confidence quantum T is 0 ns.
+    #[error("SWAP confidence quantum T{} is 0 ns; it must be at least 1 ns", of_kind(.kind))]
+    ZeroT { kind: Option<String> },
+    /// The resource object hash table has no bucket.
+    #[error("SWAP hash table size is 0; it must be at least 1 bucket")]
+    ZeroTableSize,
+}
+
+/// ` of kind NAME` for a per-kind parameter, nothing for a global one.
+fn of_kind(kind: &Option<String>) -> String {
+    kind.as_ref().map_or(String::new(), |name| format!(" of kind {name}"))
 }
 
 /// The three groups a provider list is kept in (section 3.1): above, at, or below the
@@ -211,12 +230,13 @@ mod tests {
 
     #[test]
     fn check_rejects_undefined_arithmetic() {
-        assert!(SwapParams { k: 0, ..Default::default() }.check().unwrap_err().contains("K is 0"));
-        assert!(SwapParams { t_ns: 0, ..Default::default() }.check().unwrap_err().contains("T is 0"));
+        let says = |p: SwapParams| p.check().unwrap_err().to_string();
+        assert!(says(SwapParams { k: 0, ..Default::default() }).contains("K is 0"));
+        assert!(says(SwapParams { t_ns: 0, ..Default::default() }).contains("T is 0"));
         assert!(SwapParams { table_size: 0, ..Default::default() }.check().is_err());
         let mut p = SwapParams::default();
         p.per_kind.insert("flock".into(), KindParams { k: 0, t_ns: 1 });
-        assert!(p.check().unwrap_err().contains("of kind flock"));
+        assert!(says(p).contains("of kind flock"));
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub mod figure2;
 pub mod resource;
 mod virtual_runnable;
 
-pub use confidence::{Category, Confidence, KindParams, SwapParams};
+pub use confidence::{Category, Confidence, KindParams, SwapParams, SwapParamsError};
 pub use detector::{signal_of_interest, InitialConfidence, SocketPeer, SwapDetector};
 pub use figure2::{
     figure2_params, figure2_replay, figure2_steps, EdgeConfidence, Figure2Step, RunOutcome, FIGURE2_R1,

@@ -58,6 +58,9 @@ pub enum BenchError {
         #[source]
         source: Box<BenchError>,
     },
+    /// A simulator tunable refused (the calibration's or one the user set).
+    #[error(transparent)]
+    Tunable(#[from] schedlab_sim::TunableError),
     /// A workload the simulator could not build (the simulated half of a benchmark).
     #[error(transparent)]
     Workload(#[from] schedlab_sim::workloads::WorkloadError),

@@ -151,16 +151,13 @@ pub fn validate(cfg: &ValidateConfig, progress: &mut dyn FnMut(&str)) -> Result<
         progress("measuring the system call, copy and context switch costs...");
         let c = calibrate::measure(cfg.reps).map_err(|e| e.during("the calibration"))?;
         for (name, value) in c.tunables() {
-            config.tunables.set(name, &value.to_string()).map_err(ValidateError::Failed)?;
+            config.tunables.set(name, &value.to_string())?;
             set.push(TunableSet { name: name.to_string(), value: value.to_string() });
         }
         Some(c)
     };
     for (name, value) in &cfg.sets {
-        config
-            .tunables
-            .set(name, value)
-            .map_err(|e| ValidateError::Failed(format!("the tunable {name}={value}: {e}")))?;
+        config.tunables.set(name, value)?;
         set.push(TunableSet { name: name.clone(), value: value.clone() });
     }
     let hackbench = hackbench_section(cfg, &config, progress)?;

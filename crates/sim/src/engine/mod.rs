@@ -137,13 +137,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
         hooks: Hooks<'a>,
     ) -> Result<Self, SimError> {
         if !(1..=crate::MAX_CPUS).contains(&config.cpus) {
-            return Err(SimError::Config(format!(
-                "{} CPUs: the simulator supports 1 to {}",
-                config.cpus,
-                crate::MAX_CPUS
-            )));
+            return Err(SimError::Cpus { cpus: config.cpus });
         }
-        workload.validate(config.cpus).map_err(SimError::Workload)?;
+        workload.validate(config.cpus)?;
         let t = config.tunables.clone();
         let all_cpus = if config.cpus == 64 { u64::MAX } else { (1u64 << config.cpus) - 1 };
         let rr_ticks = (t.rr_timeslice_ns / t.tick_ns()).max(1);
@@ -250,10 +246,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
             } else {
                 stalled += 1;
                 if stalled > STALL_LIMIT {
-                    return Err(SimError::Workload(format!(
-                        "no progress at t={} ns: a program loops without using time",
-                        self.now
-                    )));
+                    return Err(SimError::Stalled { at_ns: self.now });
                 }
             }
             match q.item {

@@ -620,7 +620,7 @@ mod tests {
         assert_eq!(w.tasks[0].affinity, Some(vec![1, 3]));
         assert_eq!(w.tasks[0].start_ns, 1_500 * US);
         w.validate(4).unwrap();
-        assert!(w.validate(2).unwrap_err().contains("CPU 3 does not exist"));
+        assert!(w.validate(2).unwrap_err().to_string().contains("CPU 3 does not exist"));
     }
 
     #[test]

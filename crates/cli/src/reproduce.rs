@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use schedlab_lab::papers::{Entry, Experiment, EXPERIMENTS};
+use schedlab_lab::papers::{Experiment, EXPERIMENTS};
 
 use crate::report;
 use crate::table::{Align, Table};
@@ -40,27 +40,17 @@ pub struct ReproduceOpts {
     json: bool,
 }
 
-/// Experiments beyond the papers crate's: those of crates that depend on it (tune).
-const MORE_EXPERIMENTS: &[Entry] = &[Entry {
-    name: "tune_paper003",
-    about: "paper 003 Figures 4 and 5: default vs PSO vs golden section, turnaround and evaluations",
-    run: crate::tune::paper003,
-}];
-
-/// Every experiment, in report order.
-fn all_experiments() -> impl Iterator<Item = &'static Entry> {
-    EXPERIMENTS.iter().chain(MORE_EXPERIMENTS)
-}
-
 pub fn run(opts: &ReproduceOpts) -> Result<()> {
-    let known: Vec<&str> = all_experiments().map(|e| e.name).collect();
+    let known: Vec<&str> = EXPERIMENTS.iter().map(|e| e.name).collect();
     for name in &opts.only {
         if !known.contains(&name.as_str()) {
             bail!("unknown experiment '{name}'; the experiments are: {}", known.join(", "));
         }
     }
-    let chosen: Vec<_> =
-        all_experiments().filter(|e| opts.only.is_empty() || opts.only.iter().any(|n| n == e.name)).collect();
+    let chosen: Vec<_> = EXPERIMENTS
+        .iter()
+        .filter(|e| opts.only.is_empty() || opts.only.iter().any(|n| n == e.name))
+        .collect();
     fs::create_dir_all(&opts.out).with_context(|| format!("cannot create {}", opts.out.display()))?;
 
     let bar = ProgressBar::new(chosen.len() as u64);

@@ -1,7 +1,8 @@
 //! `schedlab tune`: search the fair class's tunables for the shortest turnaround of a
 //! simulated workload, by paper 003's methods (particle swarm, its RSM
-//! meta-optimization, golden section with the two parameter discovery algorithms); and
-//! the paper's comparison as the `tune_paper003` experiment of `schedlab reproduce`.
+//! meta-optimization, golden section with the two parameter discovery algorithms). The
+//! paper's comparison is the `tune_paper003` experiment of `schedlab reproduce`
+//! (`schedlab_lab::papers::tuning`).
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -12,12 +13,11 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use schedlab_lab::papers::{Experiment, Figure, Series};
+use schedlab_lab::papers::tuning::{convergence_figure, PAPER_WORKLOAD};
 use schedlab_sim::{workloads, FairFlavor, SimConfig};
-use schedlab_tune::golden::{self, discover, golden_section, Discovery, GoldenOutcome};
 use schedlab_tune::rsm::{self, MetaOutcome};
 use schedlab_tune::{
-    particle_swarm, BatchCost, Knobs, PsoOutcome, PsoParams, SimObjective, Trace, TuneError,
+    particle_swarm, search_period, BatchCost, Knobs, PeriodSearch, PsoParams, SimObjective, Trace, TuneError,
 };
 use serde::Serialize;
 
@@ -25,10 +25,6 @@ use crate::human;
 use crate::report;
 use crate::table::{Align, Table};
 use crate::tunables::{self, Setting};
-
-/// The paper's workload: hackbench with 5 groups of 20 senders and 20 receivers (200
-/// tasks), each sender sending one message to each receiver of its group (1 loop).
-pub const PAPER_WORKLOAD: &str = "hackbench:groups=5,fds=20,loops=1,ipc=pipe";
 
 /// The search method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -160,22 +156,11 @@ struct Outcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pso: Option<PsoParams>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    golden: Option<GoldenReport>,
+    golden: Option<PeriodSearch>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rsm: Option<MetaOutcome>,
     /// Best makespan so far after each evaluation (of the final search).
     best_so_far_ns: Vec<f64>,
-}
-
-#[derive(Debug, Serialize)]
-struct GoldenReport {
-    algorithm: u8,
-    tasks: u64,
-    interval_ns: (u64, u64),
-    tolerance_ns: u64,
-    iterations: usize,
-    sched_period_ns: u64,
-    discovered: Discovery,
 }
 
 /// The objective as the searches see it, advancing a progress bar.
@@ -190,43 +175,6 @@ impl BatchCost for Progress<'_> {
         self.bar.inc(xs.len() as u64);
         Ok(v)
     }
-}
-
-/// A golden-section search over SchedPeriod with discovery algorithm `algorithm`.
-fn golden_search(
-    objective: &SimObjective,
-    algorithm: u8,
-    tolerance: Option<u64>,
-    bar: &ProgressBar,
-) -> Result<(GoldenOutcome, GoldenReport), TuneError> {
-    let tasks = objective.tasks();
-    let (a, b) = golden::interval(algorithm, tasks);
-    let tol = tolerance.unwrap_or((b - a) / 100).max(1);
-    let knobs = |period: f64| {
-        let d = discover(algorithm, period.round() as u64, tasks);
-        vec![d.latency, d.min_granularity, d.wakeup_granularity]
-    };
-    let out = golden_section(
-        |p| {
-            let v = objective.evaluate(&knobs(p));
-            bar.inc(1);
-            v
-        },
-        a as f64,
-        b as f64,
-        tol as f64,
-    )?;
-    let period = out.x.round() as u64;
-    let report = GoldenReport {
-        algorithm,
-        tasks,
-        interval_ns: (a, b),
-        tolerance_ns: tol,
-        iterations: out.iterations,
-        sched_period_ns: period,
-        discovered: discover(algorithm, period, tasks),
-    };
-    Ok((out, report))
 }
 
 fn point(objective: &SimObjective, knobs: &Knobs, makespan_ns: f64) -> Point {
@@ -301,7 +249,8 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
         }
         Method::Golden => {
             let bar = bar(None, opts.json);
-            let (out, report) = golden_search(&objective, opts.algorithm, opts.tolerance, &bar)?;
+            let (out, report) =
+                search_period(&objective, opts.algorithm, opts.tolerance, &mut || bar.inc(1))?;
             bar.finish_and_clear();
             let d = report.discovered;
             (
@@ -489,131 +438,6 @@ fn print_outcome(out: &mut impl Write, o: &Outcome) -> io::Result<()> {
     }
     writeln!(out, "wall time         {:.2} s", o.wall_s)?;
     Ok(())
-}
-
-/// Best makespan so far (µs) against evaluations, one line per search.
-fn convergence_figure(title: &str, traces: &[(&str, &Trace)]) -> Figure {
-    Figure {
-        title: title.into(),
-        x_label: "evaluations".into(),
-        y_label: "best makespan so far (µs)".into(),
-        categories: Vec::new(),
-        series: traces
-            .iter()
-            .map(|(name, t)| Series {
-                name: (*name).into(),
-                points: t.best_so_far().iter().enumerate().map(|(i, v)| ((i + 1) as f64, v / 1e3)).collect(),
-            })
-            .collect(),
-    }
-}
-
-/// Paper 003's comparison in the simulator (the `tune_paper003` experiment of `schedlab
-/// reproduce`): the paper's hackbench on 2 CPUs under CFS at the kernel's defaults, then
-/// tuned by the paper's optimized swarm (20 × 30, w = 0.4365, φp = φg = 3.020) and by
-/// golden section with discovery algorithms 1 and 2 — turnaround and evaluations to the
-/// best. Full budgets: the whole comparison takes well under a second in release mode.
-pub fn paper003() -> Experiment {
-    let workload = workloads::load(PAPER_WORKLOAD).expect("the paper's workload is built in");
-    let objective =
-        SimObjective::new(workload, SimConfig::new(2, FairFlavor::Cfs), vec![1]).expect("a cfs objective");
-    let (lower, upper) = objective.space().bounds();
-    let default = objective.evaluate(&objective.defaults()).expect("the defaults simulate");
-    let hidden = ProgressBar::hidden();
-    let pso = particle_swarm(&objective, &lower, &upper, &PsoParams::default()).expect("the swarm runs");
-    let g1 = golden_search(&objective, 1, None, &hidden).expect("golden section 1 runs").0;
-    let g2 = golden_search(&objective, 2, None, &hidden).expect("golden section 2 runs").0;
-    experiment(default, &pso, &g1, &g2)
-}
-
-fn experiment(default: f64, pso: &PsoOutcome, g1: &GoldenOutcome, g2: &GoldenOutcome) -> Experiment {
-    let mut results = BTreeMap::new();
-    let mut put = |k: &str, v: f64| results.insert(k.to_string(), v);
-    put("default.makespan_us", default / 1e3);
-    put("pso.makespan_us", pso.best_value / 1e3);
-    put("pso.evaluations", pso.evaluations() as f64);
-    put("pso.evaluations_to_best", pso.evaluations_to_best() as f64);
-    let golden_best = g1.value.min(g2.value);
-    if let Some(n) = pso.trace.evaluations_to_reach(golden_best) {
-        put("pso.evaluations_to_golden_best", n as f64);
-    }
-    for (name, g) in [("golden1", g1), ("golden2", g2)] {
-        put(&format!("{name}.makespan_us"), g.value / 1e3);
-        put(&format!("{name}.evaluations"), g.trace.evaluations() as f64);
-        put(&format!("{name}.evaluations_to_best"), g.trace.evaluations_to_best() as f64);
-        put(&format!("{name}.turnaround_over_pso"), g.value / pso.best_value);
-    }
-    let paper = BTreeMap::from([
-        ("golden1.evaluations_to_best".to_string(), 8.0),
-        ("golden2.evaluations_to_best".to_string(), 9.0),
-        ("pso.evaluations_to_golden_best".to_string(), 31.0),
-        ("golden1.turnaround_over_pso".to_string(), 5939.0 / 3028.0),
-        ("golden2.turnaround_over_pso".to_string(), 5939.0 / 3028.0),
-    ]);
-    let bars = |title: &str, y: &str, cats: &[&str], series: Vec<Series>| Figure {
-        title: title.into(),
-        x_label: String::new(),
-        y_label: y.into(),
-        categories: cats.iter().map(|c| c.to_string()).collect(),
-        series,
-    };
-    let turnaround = bars(
-        "Minimum turnaround achieved (paper Fig. 4)",
-        "makespan (µs)",
-        &["default", "PSO", "golden 1", "golden 2"],
-        vec![Series {
-            name: "schedlab".into(),
-            points: [default, pso.best_value, g1.value, g2.value]
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (i as f64, v / 1e3))
-                .collect(),
-        }],
-    );
-    let evaluations = bars(
-        "Evaluations to reach the best (paper Fig. 5)",
-        "evaluations",
-        &["PSO", "golden 1", "golden 2"],
-        vec![
-            Series {
-                name: "schedlab".into(),
-                points: [
-                    pso.evaluations_to_best(),
-                    g1.trace.evaluations_to_best(),
-                    g2.trace.evaluations_to_best(),
-                ]
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| (i as f64, v as f64))
-                .collect(),
-            },
-            Series {
-                name: "paper (PSO: to golden's best)".into(),
-                points: vec![(0.0, 31.0), (1.0, 8.0), (2.0, 9.0)],
-            },
-        ],
-    );
-    let convergence = convergence_figure(
-        "Best makespan so far",
-        &[("PSO", &pso.trace), ("golden 1", &g1.trace), ("golden 2", &g2.trace)],
-    );
-    Experiment {
-        name: "tune_paper003".into(),
-        setup: format!(
-            "paper 003: CFS latency, min_granularity and wakeup_granularity tuned for the makespan of {PAPER_WORKLOAD} \
-             (200 tasks) on 2 simulated CPUs: kernel defaults; the paper's optimized PSO (20 particles x 30 iterations, \
-             w = 0.4365, phi_p = phi_g = 3.020, seed 1); golden section over SchedPeriod with discovery algorithms 1 and 2 \
-             (tolerance 1 % of the interval). Paper values are in LinSched jiffies, so only ratios and counts are compared."
-        ),
-        results,
-        paper,
-        inputs: BTreeMap::new(),
-        paper_says: "The optimized PSO reached the smallest turnaround, 3028 jiffies; golden section algorithms 1 and 2 \
-                     both reached 5939 jiffies, in 8 and 9 benchmark executions, while the PSO needed 31 executions \
-                     to reach 5939."
-            .into(),
-        figures: vec![turnaround, evaluations, convergence],
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 use serde::Serialize;
 
 use crate::error::TuneError;
+use crate::objective::SimObjective;
 use crate::trace::Trace;
 
 /// ρ = (3 − √5)/2 ≈ 0.381966: the golden section's short part,
@@ -174,6 +175,62 @@ where
         points,
         trace,
     })
+}
+
+/// What a golden-section search over SchedPeriod found, besides its outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct PeriodSearch {
+    /// The discovery algorithm (1: many tasks, 2: few).
+    pub algorithm: u8,
+    /// The workload's tasks, which the algorithms divide the period among.
+    pub tasks: u64,
+    /// The searched SchedPeriod interval and the tolerance, in ns.
+    pub interval_ns: (u64, u64),
+    pub tolerance_ns: u64,
+    pub iterations: usize,
+    /// The best SchedPeriod and the tunables discovered from it.
+    pub sched_period_ns: u64,
+    pub discovered: Discovery,
+}
+
+/// Paper 003's golden-section search: over SchedPeriod in the `algorithm`'s interval,
+/// to `tolerance` ns (default 1 % of the interval), each period turned into CFS's three
+/// tunables by discovery `algorithm` and evaluated by `objective`; `each` is called
+/// after every evaluation (a progress bar).
+pub fn search_period(
+    objective: &SimObjective,
+    algorithm: u8,
+    tolerance: Option<u64>,
+    each: &mut dyn FnMut(),
+) -> Result<(GoldenOutcome, PeriodSearch), TuneError> {
+    let tasks = objective.tasks();
+    let (a, b) = interval(algorithm, tasks);
+    let tol = tolerance.unwrap_or((b - a) / 100).max(1);
+    let knobs = |period: f64| {
+        let d = discover(algorithm, period.round() as u64, tasks);
+        vec![d.latency, d.min_granularity, d.wakeup_granularity]
+    };
+    let out = golden_section(
+        |p| {
+            let v = objective.evaluate(&knobs(p));
+            each();
+            v
+        },
+        a as f64,
+        b as f64,
+        tol as f64,
+    )?;
+    let period = out.x.round() as u64;
+    let search = PeriodSearch {
+        algorithm,
+        tasks,
+        interval_ns: (a, b),
+        tolerance_ns: tol,
+        iterations: out.iterations,
+        sched_period_ns: period,
+        discovered: discover(algorithm, period, tasks),
+    };
+    Ok((out, search))
 }
 
 #[cfg(test)]

@@ -25,7 +25,9 @@ pub mod rsm;
 pub mod trace;
 
 pub use error::{KnobError, TuneError};
-pub use golden::{discover, golden_section, interval, Discovery, GoldenOutcome, GOLDEN_RHO};
+pub use golden::{
+    discover, golden_section, interval, search_period, Discovery, GoldenOutcome, PeriodSearch, GOLDEN_RHO,
+};
 pub use objective::{debugfs_knobs_writable, Knobs, SimObjective, Space};
 pub use pso::{particle_swarm, BatchCost, PsoOutcome, PsoParams};
 pub use rsm::{box_behnken, meta_optimize, Fit, MetaOutcome, RsmChoice, RsmRun};

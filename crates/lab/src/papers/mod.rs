@@ -5,6 +5,7 @@
 mod experiment;
 pub mod pfs;
 pub mod swap;
+pub mod tuning;
 
 pub use experiment::{Experiment, Figure, Series};
 
@@ -46,5 +47,10 @@ pub const EXPERIMENTS: &[Entry] = &[
         name: "swap_multiserver",
         about: "paper 004 Figures 4 and 5: multi-server microbenchmark, T = 20 ms and 200 ms",
         run: swap::multiserver,
+    },
+    Entry {
+        name: "tune_paper003",
+        about: "paper 003 Figures 4 and 5: default vs PSO vs golden section, turnaround and evaluations",
+        run: tuning::paper003,
     },
 ];

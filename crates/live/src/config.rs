@@ -296,7 +296,7 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
     if s.trim().is_empty() {
         return Err("an empty CPU list names no CPU".into());
     }
-    let set = crate::settings::CpuSet::parse_list(s)?;
+    let set = crate::settings::CpuSet::parse_list(s).map_err(|e| e.to_string())?;
     Ok(set.cpus().iter().map(|&c| c as u32).collect())
 }
 

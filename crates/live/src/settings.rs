@@ -31,6 +31,45 @@ pub const MAX_SLICE_NS: u64 = 100_000_000;
 /// How many CPUs an affinity mask holds (`CPU_SETSIZE`): CPU numbers are below it.
 pub const CPU_LIMIT: usize = libc::CPU_SETSIZE as usize;
 
+/// A CPU list ([`CpuSet::parse_list`]) that names no CPU set: which part, and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct CpuListError {
+    /// The part at fault (`4-2`).
+    pub part: String,
+    /// The whole list.
+    pub list: String,
+    pub problem: CpuListProblem,
+}
+
+/// What is wrong with a part of a CPU list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuListProblem {
+    /// Neither a CPU number nor a range.
+    NotACpu,
+    /// A range that runs backwards.
+    Backwards,
+    /// A CPU at or beyond [`CPU_LIMIT`].
+    BeyondLimit(usize),
+}
+
+impl CpuListError {
+    fn describe(&self) -> String {
+        let (part, list) = (&self.part, &self.list);
+        match self.problem {
+            CpuListProblem::NotACpu => {
+                format!("'{part}' in CPU list '{list}' is not a CPU number or range like 0-3")
+            }
+            CpuListProblem::Backwards => format!("range '{part}' in CPU list '{list}' runs backwards"),
+            CpuListProblem::BeyondLimit(cpu) => {
+                format!(
+                    "CPU {cpu} in CPU list '{list}' is beyond the {CPU_LIMIT} CPUs an affinity mask holds"
+                )
+            }
+        }
+    }
+}
+
 /// A set of CPUs, as `sched_setaffinity` takes it (up to [`CPU_LIMIT`] CPUs).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct CpuSet(Vec<usize>);
@@ -60,14 +99,11 @@ impl CpuSet {
     /// a range, a range that runs backwards, or a CPU at or beyond [`CPU_LIMIT`] (so that
     /// `0-18446744073709551615`, from a configuration or a tampered journal, is an error
     /// and not an allocation of the whole range).
-    pub fn parse_list(list: &str) -> Result<CpuSet, String> {
+    pub fn parse_list(list: &str) -> Result<CpuSet, CpuListError> {
         let mut cpus = Vec::new();
         for part in list.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let number = |n: &str| {
-                n.trim().parse::<usize>().map_err(|_| {
-                    format!("'{part}' in CPU list '{list}' is not a CPU number or range like 0-3")
-                })
-            };
+            let bad = |problem| CpuListError { part: part.to_string(), list: list.to_string(), problem };
+            let number = |n: &str| n.trim().parse::<usize>().map_err(|_| bad(CpuListProblem::NotACpu));
             let (lo, hi) = match part.split_once('-') {
                 Some((a, b)) => (number(a)?, number(b)?),
                 None => {
@@ -76,12 +112,10 @@ impl CpuSet {
                 }
             };
             if lo > hi {
-                return Err(format!("range '{part}' in CPU list '{list}' runs backwards"));
+                return Err(bad(CpuListProblem::Backwards));
             }
             if hi >= CPU_LIMIT {
-                return Err(format!(
-                    "CPU {hi} in CPU list '{list}' is beyond the {CPU_LIMIT} CPUs an affinity mask holds"
-                ));
+                return Err(bad(CpuListProblem::BeyondLimit(hi)));
             }
             cpus.extend(lo..=hi);
         }
@@ -597,7 +631,7 @@ mod tests {
         assert_eq!(CpuSet::parse("2-1"), None);
         assert_eq!(CpuSet::parse("x"), None);
         // A range to the end of usize (a tampered journal row) is refused, not allocated.
-        let err = CpuSet::parse_list("0-18446744073709551615").unwrap_err();
+        let err = CpuSet::parse_list("0-18446744073709551615").unwrap_err().to_string();
         assert!(err.contains("1024"), "{err}");
         assert!(Value::parse(Setting::Affinity, "0-18446744073709551615").is_err());
         assert_eq!(CpuSet::parse("1023").map(|c| c.to_string()).as_deref(), Some("1023"));

@@ -113,15 +113,12 @@ impl ControlSocket {
     /// Answers every connection waiting now (never blocks on accept); each client has
     /// [`REQUEST_TIME`] for a request of at most [`MAX_REQUEST`] bytes and
     /// [`ANSWER_TIME`] to take the answer, in all.
-    pub fn serve(&self, mut answer: impl FnMut(Result<Request, String>) -> serde_json::Value) {
+    pub fn serve(&self, mut answer: impl FnMut(Result<Request, RequestError>) -> serde_json::Value) {
         while let Ok((stream, _)) = self.listener.accept() {
             let _ = stream.set_nonblocking(false);
-            let request = match read_request(&stream) {
-                Ok(line) => {
-                    serde_json::from_str::<Request>(line.trim()).map_err(|e| format!("bad request: {e}"))
-                }
-                Err(e) => Err(format!("reading the request: {e}")),
-            };
+            let request = read_request(&stream).map_err(RequestError::Unreadable).and_then(|line| {
+                serde_json::from_str::<Request>(line.trim()).map_err(RequestError::Malformed)
+            });
             let mut reply = answer(request).to_string();
             reply.push('\n');
             let _ = write_within(&stream, reply.as_bytes(), ANSWER_TIME);
@@ -145,6 +142,17 @@ fn check_dir(dir: &Path) -> io::Result<()> {
         io::ErrorKind::PermissionDenied,
         format!("the control socket's directory {} is not safe: {why}", dir.display()),
     ))
+}
+
+/// A request the control socket could not take.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// Not one of the requests ([`Request`]) as JSON.
+    #[error("bad request: {0}")]
+    Malformed(#[source] serde_json::Error),
+    /// Not read in time or in size.
+    #[error("reading the request: {0}")]
+    Unreadable(#[source] io::Error),
 }
 
 /// Reads one request line of at most [`MAX_REQUEST`] bytes within [`REQUEST_TIME`].
@@ -310,14 +318,14 @@ mod tests {
         let start = Instant::now();
         while answers.len() < 2 && start.elapsed() < Duration::from_secs(3) {
             socket.serve(|r| {
-                answers.push(r.clone());
+                answers.push((r.is_err(), format!("{r:?}")));
                 serde_json::json!({ "error": format!("{r:?}") })
             });
             std::thread::sleep(Duration::from_millis(5));
         }
         assert!(start.elapsed() < Duration::from_millis(1500), "served in {:?}", start.elapsed());
         assert_eq!(answers.len(), 2, "{answers:?}");
-        assert!(answers.iter().all(Result::is_err), "{answers:?}");
+        assert!(answers.iter().all(|(is_err, _)| *is_err), "{answers:?}");
         assert!(long.join().unwrap().contains("4096"), "the long request is told its limit");
         slow.join().unwrap();
     }

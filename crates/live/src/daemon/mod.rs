@@ -59,7 +59,7 @@ use std::time::{Duration, Instant};
 use schedlab_behavior::learn::Classifier;
 use schedlab_store::{EnforcerTrial, Store};
 
-use self::control::{ControlSocket, Request};
+use self::control::{ControlSocket, Request, RequestError};
 use self::core::{Core, Predictor, Setup};
 use self::live::Live;
 use self::sched_ext::SchedExt;
@@ -82,8 +82,30 @@ pub enum DaemonError {
     Store(#[from] schedlab_store::Error),
     #[error("the control socket {path}: {source}")]
     Socket { path: String, source: io::Error },
-    #[error("{0}")]
-    Setup(String),
+    /// Changes a previous daemon left that cannot be undone yet: starting would stack
+    /// new changes on them.
+    #[error(
+        "{count} change(s) a previous daemon left could not be undone for now (first: {first}); \
+         run `schedlab restore` again, or `schedlab restore --discard` to leave them"
+    )]
+    Unrestored {
+        /// How many.
+        count: usize,
+        /// Why the first could not.
+        #[source]
+        first: ActuatorError,
+    },
+    /// What the store keeps of earlier runs could not be read.
+    #[error("reading {what}: {source}")]
+    Knowledge {
+        /// Which knowledge (PFS's, SWAP's kept confidences).
+        what: &'static str,
+        #[source]
+        source: schedlab_store::Error,
+    },
+    /// The thread that ends raises on time could not start.
+    #[error("starting the thread that ends raises on time: {0}")]
+    Expiry(#[source] io::Error),
     #[error("schedlab's sched_ext scheduler: {0}")]
     SchedExt(#[from] schedlab_ext::scheduler::ExtError),
     /// The kernel ended the sched_ext scheduler while the daemon ran: every task is back
@@ -129,23 +151,45 @@ pub const SCHED_EXT_TRIAL: &str = "sched-ext";
 /// sched_ext scheduler's own path costs every wake-up a little, which under qemu's TCG
 /// was 10 % of cyclictest's median; whether it is as much on a machine's hardware only
 /// that machine can say. `Err` says why not, and how to judge it.
-pub fn sched_ext_trial_verdict(trial: Option<&EnforcerTrial>, kernel: &str) -> Result<(), String> {
-    const JUDGE: &str = "`schedlab bench suite --enforcer sched-ext` judges it; \
-                         `--enforcer sched-ext` loads it anyway";
+pub fn sched_ext_trial_verdict(trial: Option<&EnforcerTrial>, kernel: &str) -> Result<(), NoSchedExt> {
+    let kernel = kernel.to_string();
     match trial {
-        None => Err(format!("schedlab's sched_ext scheduler was never judged on kernel {kernel}: {JUDGE}")),
-        Some(t) if !t.complete => Err(format!(
-            "the last trial of schedlab's sched_ext scheduler on kernel {kernel} ran only some workloads \
-             ({}): {JUDGE}",
-            t.summary
-        )),
-        Some(t) if t.losses > 0 => Err(format!(
-            "in its last trial on kernel {kernel} schedlab's sched_ext scheduler lost {} workload metric(s) \
-             to bare Linux ({}): {JUDGE}",
-            t.losses, t.summary
-        )),
+        None => Err(NoSchedExt::NeverJudged { kernel }),
+        Some(t) if !t.complete => Err(NoSchedExt::Incomplete { kernel, summary: t.summary.clone() }),
+        Some(t) if t.losses > 0 => {
+            Err(NoSchedExt::Lost { kernel, losses: t.losses, summary: t.summary.clone() })
+        }
         Some(_) => Ok(()),
     }
+}
+
+/// How to judge the sched_ext scheduler, or load it regardless: what every trial
+/// refusal ends with.
+const JUDGE: &str =
+    "`schedlab bench suite --enforcer sched-ext` judges it; `--enforcer sched-ext` loads it anyway";
+
+/// Why `--enforcer auto` does not load the sched_ext scheduler here (and uses the
+/// system calls): not a failure, a verdict the daemon reports.
+#[derive(Debug, thiserror::Error)]
+pub enum NoSchedExt {
+    #[error("this kernel has no sched_ext")]
+    Absent,
+    #[error("another sched_ext scheduler: {0}")]
+    Taken(schedlab_ext::kernel::State),
+    #[error("reading /sys/kernel/sched_ext: {0}")]
+    Unreadable(#[source] std::io::Error),
+    #[error("schedlab's sched_ext scheduler was never judged on kernel {kernel}: {JUDGE}")]
+    NeverJudged { kernel: String },
+    #[error(
+        "the last trial of schedlab's sched_ext scheduler on kernel {kernel} ran only some workloads \
+         ({summary}): {JUDGE}"
+    )]
+    Incomplete { kernel: String, summary: String },
+    #[error(
+        "in its last trial on kernel {kernel} schedlab's sched_ext scheduler lost {losses} workload \
+         metric(s) to bare Linux ({summary}): {JUDGE}"
+    )]
+    Lost { kernel: String, losses: u32, summary: String },
 }
 
 /// How the daemon names the sched_ext scheduler as its enforcer (in its stats).
@@ -157,17 +201,17 @@ pub const SYSCALLS_ENFORCER: &str = "system calls";
 
 /// What `--enforcer auto` picks on this machine, with the trials kept in `store`:
 /// `Ok(())` for the sched_ext scheduler, `Err(why)` for the system calls.
-pub fn auto_choice(store: &Store) -> Result<Result<(), String>, DaemonError> {
+pub fn auto_choice(store: &Store) -> Result<Result<(), NoSchedExt>, DaemonError> {
     use schedlab_ext::kernel::State;
     Ok(match State::read() {
-        Ok(State::Absent) => Err("this kernel has no sched_ext".into()),
+        Ok(State::Absent) => Err(NoSchedExt::Absent),
         Ok(State::Disabled) => {
             let kernel = schedlab_ext::kernel::release();
             let trial = store.last_enforcer_trial(&kernel, SCHED_EXT_TRIAL)?;
             sched_ext_trial_verdict(trial.as_ref(), &kernel)
         }
-        Ok(other) => Err(format!("another sched_ext scheduler: {other}")),
-        Err(e) => Err(format!("reading /sys/kernel/sched_ext: {e}")),
+        Ok(other) => Err(NoSchedExt::Taken(other)),
+        Err(e) => Err(NoSchedExt::Unreadable(e)),
     })
 }
 
@@ -185,7 +229,7 @@ fn choose_enforcer(
         _ if dry_run => return syscalls("a dry run loads no scheduler".into()),
         Enforcer::Auto => {
             if let Err(why) = auto_choice(store)? {
-                return syscalls(why);
+                return syscalls(why.to_string());
             }
         }
         Enforcer::SchedExt => {}
@@ -309,13 +353,11 @@ impl<'s> Daemon<'s> {
     ) -> Result<Daemon<'s>, DaemonError> {
         let lock = store.lock()?;
         let mut actuator = Actuator::new(store);
-        let report = actuator.restore_all()?;
-        if let Some((_, e)) = report.failed.first() {
-            return Err(DaemonError::Setup(format!(
-                "{} change(s) a previous daemon left could not be undone for now (first: {e}); \
-                 run `schedlab restore` again, or `schedlab restore --discard` to leave them",
-                report.failed.len()
-            )));
+        let mut report = actuator.restore_all()?;
+        if !report.failed.is_empty() {
+            let count = report.failed.len();
+            let first = report.failed.swap_remove(0).1;
+            return Err(DaemonError::Unrestored { count, first });
         }
         let d = &config.daemon;
         // Only threads that may need their providers boosted are watched; PFS slices and
@@ -327,8 +369,9 @@ impl<'s> Daemon<'s> {
             ..ObserverOptions::watched()
         })?;
         let slices = if d.slices {
-            let pfs =
-                store.load_pfs().map_err(|e| DaemonError::Setup(format!("reading PFS knowledge: {e}")))?;
+            let pfs = store
+                .load_pfs()
+                .map_err(|source| DaemonError::Knowledge { what: "PFS knowledge", source })?;
             let default_ns = settings::default_slice_ns().unwrap_or(3 * slices::MS);
             Some(Slices::new(slices::params(d.slice_tm_ms, d.slice_x, d.slice_y), pfs, default_ns))
         } else {
@@ -338,7 +381,7 @@ impl<'s> Daemon<'s> {
         let mut deps = DependencyRecorder::new();
         let kept: HashMap<(String, String), u32> = store
             .confidences()
-            .map_err(|e| DaemonError::Setup(format!("reading kept confidences: {e}")))?
+            .map_err(|source| DaemonError::Knowledge { what: "kept confidences", source })?
             .into_iter()
             .map(|c| ((c.program, c.kind), c.confidence))
             .collect();
@@ -346,8 +389,7 @@ impl<'s> Daemon<'s> {
             kept.get(&(crate::process::exe_of(pid.0)?, r.kind().to_string())).copied()
         }));
         let replan_every = Duration::from_millis(d.replan_ms);
-        let expiry = expiry::Expiry::start()
-            .map_err(|e| DaemonError::Setup(format!("starting the thread that ends raises on time: {e}")))?;
+        let expiry = expiry::Expiry::start().map_err(DaemonError::Expiry)?;
         let setup = Setup {
             cpus: online_cpus(),
             self_pid: std::process::id(),
@@ -540,7 +582,7 @@ impl<'s> Daemon<'s> {
     }
 
     /// Answers a control request.
-    fn answer(&mut self, request: Result<Request, String>) -> serde_json::Value {
+    fn answer(&mut self, request: Result<Request, RequestError>) -> serde_json::Value {
         let value = match request {
             Ok(Request::Stats) => serde_json::to_value(self.stats()),
             Ok(Request::Explain { pid }) => match self.explain(pid) {
@@ -549,7 +591,7 @@ impl<'s> Daemon<'s> {
                     return serde_json::json!({ "error": format!("the daemon does not know process {pid}") })
                 }
             },
-            Err(e) => return serde_json::json!({ "error": e }),
+            Err(e) => return serde_json::json!({ "error": e.to_string() }),
         };
         value.unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
     }
@@ -584,13 +626,13 @@ mod tests {
     #[test]
     fn auto_loads_sched_ext_only_after_a_complete_trial_without_a_loss() {
         let k = "7.3.0-1-amd64";
-        assert_eq!(sched_ext_trial_verdict(Some(&trial(true, 0)), k), Ok(()));
-        let never = sched_ext_trial_verdict(None, k).unwrap_err();
+        assert!(sched_ext_trial_verdict(Some(&trial(true, 0)), k).is_ok());
+        let never = sched_ext_trial_verdict(None, k).unwrap_err().to_string();
         assert!(never.contains("never judged on kernel 7.3.0-1-amd64"), "{never}");
         assert!(never.contains("schedlab bench suite --enforcer sched-ext"), "{never}");
-        let lost = sched_ext_trial_verdict(Some(&trial(true, 1)), k).unwrap_err();
+        let lost = sched_ext_trial_verdict(Some(&trial(true, 1)), k).unwrap_err().to_string();
         assert!(lost.contains("lost 1 workload metric(s)") && lost.contains("wakeup p50 1.10"), "{lost}");
-        let partial = sched_ext_trial_verdict(Some(&trial(false, 0)), k).unwrap_err();
+        let partial = sched_ext_trial_verdict(Some(&trial(false, 0)), k).unwrap_err().to_string();
         assert!(partial.contains("ran only some workloads"), "{partial}");
     }
 }

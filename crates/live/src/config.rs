@@ -2,6 +2,7 @@
 //! plan, a nice value and a policy. TOML; every error names the file, the line and
 //! column, and what is wrong, and nothing is applied from a bad file.
 
+use crate::settings::{CpuListError, CpuListProblem};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
@@ -292,11 +293,15 @@ impl fmt::Display for ConfigError {
 }
 
 /// Parses a CPU list as `taskset -c` takes it: `0-3,5,7-8`.
-pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
+pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, CpuListError> {
     if s.trim().is_empty() {
-        return Err("an empty CPU list names no CPU".into());
+        return Err(CpuListError {
+            part: String::new(),
+            list: s.to_string(),
+            problem: CpuListProblem::Empty,
+        });
     }
-    let set = crate::settings::CpuSet::parse_list(s).map_err(|e| e.to_string())?;
+    let set = crate::settings::CpuSet::parse_list(s)?;
     Ok(set.cpus().iter().map(|&c| c as u32).collect())
 }
 
@@ -336,7 +341,7 @@ impl Config {
         let mut classes = BTreeMap::new();
         for (name, c) in &raw.classes {
             let cpus = match &c.cpus {
-                Some(s) => Some(parse_cpu_list(s.get_ref()).map_err(|m| err(Some(s.span()), m))?),
+                Some(s) => Some(parse_cpu_list(s.get_ref()).map_err(|e| err(Some(s.span()), e.to_string()))?),
                 None => None,
             };
             // A class that names neither CPUs nor a plan is not bound: binding is what
@@ -586,7 +591,7 @@ mod tests {
         assert!(parse_cpu_list("3-1").is_err());
         assert!(parse_cpu_list("").is_err());
         // Refused with the limit named, before anything is allocated.
-        let err = parse_cpu_list("0-4294967295").unwrap_err();
+        let err = parse_cpu_list("0-4294967295").unwrap_err().to_string();
         assert!(err.contains("1024"), "{err}");
     }
 }

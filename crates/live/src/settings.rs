@@ -51,6 +51,8 @@ pub enum CpuListProblem {
     Backwards,
     /// A CPU at or beyond [`CPU_LIMIT`].
     BeyondLimit(usize),
+    /// Nothing at all, where a CPU set is required.
+    Empty,
 }
 
 impl CpuListError {
@@ -60,6 +62,7 @@ impl CpuListError {
             CpuListProblem::NotACpu => {
                 format!("'{part}' in CPU list '{list}' is not a CPU number or range like 0-3")
             }
+            CpuListProblem::Empty => "an empty CPU list names no CPU".to_string(),
             CpuListProblem::Backwards => format!("range '{part}' in CPU list '{list}' runs backwards"),
             CpuListProblem::BeyondLimit(cpu) => {
                 format!(

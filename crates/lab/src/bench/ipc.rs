@@ -30,12 +30,11 @@ use std::fs::OpenOptions;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::named::{parse_named, Named, UnknownName};
+use super::named::{named, UnknownName};
 use super::{cvt, BenchError, Context, Result};
 
 /// How many bytes a reply carries (the paper's 4 KB buffer).
@@ -95,23 +94,7 @@ impl fmt::Display for IpcKind {
     }
 }
 
-impl Named for IpcKind {
-    const KIND: &'static str = "IPC kind";
-    fn every() -> Vec<Self> {
-        IpcKind::ALL.to_vec()
-    }
-    fn label(self) -> String {
-        self.name().into()
-    }
-}
-
-impl FromStr for IpcKind {
-    type Err = UnknownName;
-
-    fn from_str(s: &str) -> std::result::Result<Self, UnknownName> {
-        parse_named(s)
-    }
-}
+named!(IpcKind, "IPC kind", IpcKind::ALL, IpcKind::name);
 
 /// A thread to signal: its thread group and thread id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

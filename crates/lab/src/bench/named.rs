@@ -13,6 +13,31 @@ pub trait Named: Copy + Sized {
     fn label(self) -> String;
 }
 
+/// Makes `$ty` [`Named`] (its names from `$name`, its values from `$every`, called
+/// `$kind` in errors) and parsable by those names (`FromStr`).
+macro_rules! named {
+    ($ty:ty, $kind:literal, $every:expr, $name:expr) => {
+        impl $crate::bench::named::Named for $ty {
+            const KIND: &'static str = $kind;
+            fn every() -> Vec<Self> {
+                $every.into_iter().collect()
+            }
+            fn label(self) -> String {
+                ($name)(self).into()
+            }
+        }
+
+        impl std::str::FromStr for $ty {
+            type Err = $crate::bench::named::UnknownName;
+
+            fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+                $crate::bench::named::parse_named(s)
+            }
+        }
+    };
+}
+pub(crate) use named;
+
 /// A name that is none of a set's.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {kind} '{given}': use one of {known}")]
@@ -44,19 +69,12 @@ mod tests {
         Pear,
     }
 
-    impl Named for Fruit {
-        const KIND: &'static str = "fruit";
-        fn every() -> Vec<Self> {
-            vec![Fruit::Apple, Fruit::Pear]
-        }
-        fn label(self) -> String {
-            format!("{self:?}").to_lowercase()
-        }
-    }
+    named!(Fruit, "fruit", [Fruit::Apple, Fruit::Pear], |f: Fruit| format!("{f:?}").to_lowercase());
 
     #[test]
     fn names_parse_and_an_unknown_one_lists_the_set() {
         assert_eq!(parse_named::<Fruit>("pear"), Ok(Fruit::Pear));
+        assert_eq!("apple".parse::<Fruit>(), Ok(Fruit::Apple));
         let e = parse_named::<Fruit>("plum").unwrap_err();
         assert_eq!(e.to_string(), "unknown fruit 'plum': use one of apple, pear");
     }

@@ -40,7 +40,7 @@ use serde::Serialize;
 
 use super::deps::Worker;
 use super::ipc;
-use super::named::{parse_named, Named, UnknownName};
+use super::named::named;
 use super::workers::{self, Role, WorkerSpec};
 use super::{cvt, BenchError, Context, Result};
 use schedlab_live::settings::{
@@ -92,23 +92,7 @@ impl Program {
     }
 }
 
-impl Named for Program {
-    const KIND: &'static str = "program";
-    fn every() -> Vec<Self> {
-        Program::ALL.to_vec()
-    }
-    fn label(self) -> String {
-        self.name().into()
-    }
-}
-
-impl std::str::FromStr for Program {
-    type Err = UnknownName;
-
-    fn from_str(s: &str) -> std::result::Result<Self, UnknownName> {
-        parse_named(s)
-    }
-}
+named!(Program, "program", Program::ALL, Program::name);
 
 /// A policy's short name: `other`, `fifo`, `rr`.
 pub fn policy_name(p: Policy) -> String {

@@ -38,7 +38,7 @@ use serde::Serialize;
 use schedlab_live::daemon::Enforcer;
 
 use super::deps::{guard_command, Daemon, Worker};
-use super::named::{parse_named, Named, UnknownName};
+use super::named::named;
 use super::workers::{self, Role, WorkerSpec};
 use super::{BenchError, Context, Result};
 
@@ -71,23 +71,7 @@ impl Program {
     }
 }
 
-impl Named for Program {
-    const KIND: &'static str = "program";
-    fn every() -> Vec<Self> {
-        Program::ALL.to_vec()
-    }
-    fn label(self) -> String {
-        self.name().into()
-    }
-}
-
-impl std::str::FromStr for Program {
-    type Err = UnknownName;
-
-    fn from_str(s: &str) -> std::result::Result<Self, UnknownName> {
-        parse_named(s)
-    }
-}
+named!(Program, "program", Program::ALL, Program::name);
 
 /// The benchmark's settings.
 #[derive(Clone, Debug)]

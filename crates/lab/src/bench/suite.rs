@@ -62,7 +62,7 @@ use schedlab_live::daemon::Enforcer;
 
 use super::deps::{self, guard_command, BoostReaction, DepsConfig, Scenario, Worker};
 use super::ipc::IpcKind;
-use super::named::{parse_named, Named, UnknownName};
+use super::named::named;
 use super::stats::{median, quantile};
 use super::workers::{self, Role, WorkerSpec};
 use super::{BenchError, Context, Result};
@@ -148,23 +148,7 @@ impl Workload {
     }
 }
 
-impl Named for Workload {
-    const KIND: &'static str = "workload of the suite";
-    fn every() -> Vec<Self> {
-        Workload::all()
-    }
-    fn label(self) -> String {
-        self.name()
-    }
-}
-
-impl std::str::FromStr for Workload {
-    type Err = UnknownName;
-
-    fn from_str(s: &str) -> std::result::Result<Self, UnknownName> {
-        parse_named(s)
-    }
-}
+named!(Workload, "workload of the suite", Workload::all(), Workload::name);
 
 /// How big each workload is.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -7,10 +7,15 @@
 //! - [`validate`]: the same workloads on this machine and in the simulator, related
 //!   (`schedlab validate`).
 //!
+//! Both live halves run their processes as `child::ChildGroup`s: each leads its own
+//! process group, which is killed when it drops.
+//!
 //! The product crates (`sim`, `live`, `tune`, `behavior`) never depend on this one.
 
 #[cfg(target_os = "linux")]
 pub mod bench;
+#[cfg(target_os = "linux")]
+pub(crate) mod child;
 pub mod papers;
 #[cfg(target_os = "linux")]
 pub mod validate;

@@ -12,13 +12,10 @@
 //! error, panic); the whole run has a wall-time limit.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use schedlab_live::actuator::Actuator;
@@ -27,10 +24,11 @@ use schedlab_live::daemon::Enforcer;
 use schedlab_store::Store;
 use serde::Serialize;
 
-use super::ipc::{self, Channel, IpcKind, Peer};
+use super::ipc::{Channel, IpcKind, Peer};
 use super::stats::quantile;
-use super::workers::{self, Role, WorkerSpec, DEFAULT_SORT_LEN, WORKER_COMMAND};
-use super::{cvt, BenchError, Context, Result};
+use super::workers::{self, Role, WorkerSpec, DEFAULT_SORT_LEN};
+use super::{BenchError, Context, Result};
+use crate::child::{guard_command, ChildGroup};
 
 /// How long the daemon may take to accept connections on its socket.
 pub const DAEMON_START_LIMIT: Duration = Duration::from_secs(15);
@@ -39,8 +37,6 @@ pub const DAEMON_STOP_LIMIT: Duration = Duration::from_secs(10);
 /// The configuration the daemon runs with: no classification changes, only provider
 /// boosting.
 pub const DAEMON_CONFIG: &str = "[daemon]\nmodel = false\n";
-/// How often a wait looks at its stop flag.
-const STOP_CHECK: Duration = Duration::from_millis(100);
 /// How long a worker may take to say it is ready.
 const READY_LIMIT: Duration = Duration::from_secs(10);
 
@@ -357,7 +353,7 @@ pub(crate) fn run_cell(
             for _ in 0..cfg.load {
                 let mut spec = WorkerSpec::new(Role::Hog);
                 spec.cpu = Some(cpu);
-                hogs.push(Worker::spawn(&cfg.exe, &spec, &[])?);
+                hogs.push(spec.spawn(&cfg.exe, &[])?);
             }
         }
         for h in &mut hogs {
@@ -377,11 +373,11 @@ pub(crate) fn run_cell(
         (spec.sorts, spec.unprompted, spec.rounds) = (n, cfg.multi_server, rounds);
         let server_end = channel.server_spec(None);
         spec.endpoint = Some(server_end.clone());
-        let mut cmd = Worker::command(&cfg.exe, &spec, &server_end.fds);
+        let mut cmd = spec.command(&cfg.exe, &server_end.fds);
         if cfg.multi_server {
             cmd.stdin(Stdio::from(go_read.try_clone().ctx(|| "cannot share the start pipe".into())?));
         }
-        let mut server = Worker::start(&mut cmd, spec.role.comm())?;
+        let mut server = ChildGroup::start(&mut cmd, spec.role.comm())?;
         server.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), &what)?;
         if scenario == Scenario::Reniced {
             workers::set_nice(server.pid(), -20).ctx(|| "cannot renice the server to -20".into())?;
@@ -393,7 +389,7 @@ pub(crate) fn run_cell(
     spec.nice = Some(cfg.client_nice);
     let client_end = channel.client_spec(Some(Peer::process(servers[0].pid())));
     spec.endpoint = Some(client_end.clone());
-    let mut client = Worker::spawn(&cfg.exe, &spec, &client_end.fds)?;
+    let mut client = spec.spawn(&cfg.exe, &client_end.fds)?;
     channel.close_fds();
     client.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), &what)?;
     drop((go_read, go_write));
@@ -417,237 +413,6 @@ pub(crate) fn run_cell(
     Ok(samples)
 }
 
-/// Makes `cmd` start in its own process group, get `death_signal` when the spawning
-/// thread dies, and inherit `fds`; SIGUSR1 and SIGUSR2 start blocked (the `sig` kind
-/// waits for them), SIGINT and SIGTERM with their default action; `nice` is set before
-/// the exec.
-pub(crate) fn guard_command(
-    cmd: &mut Command,
-    fds: Vec<RawFd>,
-    death_signal: libc::c_int,
-    nice: Option<i32>,
-) {
-    cmd.process_group(0);
-    // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid,
-    // sigprocmask, signal, fcntl) on data prepared before the fork.
-    unsafe {
-        let set = {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, ipc::SIG_REQUEST);
-            libc::sigaddset(&mut set, ipc::SIG_REPLY);
-            set
-        };
-        let parent = libc::getpid();
-        cmd.pre_exec(move || {
-            cvt(libc::prctl(libc::PR_SET_PDEATHSIG, death_signal as libc::c_ulong, 0, 0, 0))?;
-            if libc::getppid() != parent {
-                return Err(io::Error::other("the runner is gone"));
-            }
-            cvt(libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()))?;
-            // A runner started in the background ignores SIGINT; the daemon must not.
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
-            for &fd in &fds {
-                ipc::inherit_fd(fd)?;
-            }
-            // Started at its nice value, as `nice -n -20 client` starts it: the daemon
-            // sees the client's priority at its exec.
-            if let Some(n) = nice {
-                cvt(libc::setpriority(libc::PRIO_PROCESS, 0, n))?;
-            }
-            Ok(())
-        });
-    }
-}
-
-/// Kills `child`'s process group and reaps it.
-fn kill_and_reap(child: &mut Child) {
-    if let Ok(None) = child.try_wait() {
-        // SAFETY: the child leads its own process group, which only holds our processes.
-        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-        let _ = child.wait();
-    }
-}
-
-/// Waits for `child` to exit, by `deadline`: its status, `None` if it still runs then.
-/// Wakes as soon as it exits (through a pidfd), so the caller can time the exit.
-fn wait_exit(child: &mut Child, deadline: Instant) -> io::Result<Option<ExitStatus>> {
-    let pidfd = schedlab_live::process::pidfd_open(schedlab_model::Pid(child.id())).ok();
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Ok(None);
-        }
-        let step = left.min(Duration::from_secs(1));
-        match &pidfd {
-            Some(fd) => {
-                let mut pfd = libc::pollfd { fd: fd.as_fd().as_raw_fd(), events: libc::POLLIN, revents: 0 };
-                // SAFETY: pfd is valid for one entry.
-                match cvt(unsafe { libc::poll(&mut pfd, 1, step.as_millis().max(1) as i32) }) {
-                    Err(e) if e.kind() != io::ErrorKind::Interrupted => return Err(e),
-                    _ => {}
-                }
-            }
-            None => std::thread::sleep(step.min(Duration::from_millis(5))),
-        }
-    }
-}
-
-/// A child process (a worker, or a program a benchmark measures), its process group
-/// killed and the child reaped when dropped.
-pub(crate) struct Worker {
-    child: Child,
-    /// Its standard output, if piped.
-    out: Option<Lines>,
-    /// What it is called in messages.
-    name: String,
-}
-
-impl Worker {
-    /// `<exe> bench worker <spec>`, guarded ([`guard_command`]), its output piped.
-    pub(crate) fn command(exe: &Path, spec: &WorkerSpec, fds: &[RawFd]) -> Command {
-        let mut cmd = Command::new(exe);
-        cmd.args(WORKER_COMMAND).args(spec.to_args());
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
-        guard_command(&mut cmd, fds.to_vec(), libc::SIGKILL, spec.nice);
-        cmd
-    }
-
-    fn spawn(exe: &Path, spec: &WorkerSpec, fds: &[RawFd]) -> Result<Worker> {
-        Worker::start(&mut Worker::command(exe, spec, fds), spec.role.comm())
-    }
-
-    /// Starts `cmd` (made with [`guard_command`]: it must lead its own process group),
-    /// called `name` in messages.
-    pub(crate) fn start(cmd: &mut Command, name: &str) -> Result<Worker> {
-        let mut child = cmd.spawn().ctx(|| {
-            let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
-            format!("cannot start {} {}", cmd.get_program().to_string_lossy(), args.join(" "))
-        })?;
-        let out = child.stdout.take().map(Lines::new);
-        Ok(Worker { child, out, name: name.to_string() })
-    }
-
-    pub(crate) fn pid(&self) -> i32 {
-        self.child.id() as i32
-    }
-
-    /// The next line it writes, by `deadline`.
-    pub(crate) fn line(&mut self, deadline: Instant, what: &str) -> Result<String> {
-        let Some(out) = self.out.as_mut() else {
-            return Err(BenchError::Failed(format!("{what}: the {}'s output is not piped", self.name)));
-        };
-        match out.next(deadline) {
-            Ok(Some(line)) => Ok(line),
-            Ok(None) => {
-                let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
-                Err(BenchError::Failed(format!("{what}: the {} exited ({status})", self.name)))
-            }
-            Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(BenchError::Failed(format!(
-                "{what}: the time limit ran out waiting for the {}",
-                self.name
-            ))),
-            Err(e) => Err(e).ctx(|| format!("{what}: cannot read from the {}", self.name)),
-        }
-    }
-
-    pub(crate) fn expect_line(&mut self, want: &str, deadline: Instant, what: &str) -> Result<()> {
-        let line = self.line(deadline, what)?;
-        if line != want {
-            return Err(BenchError::Failed(format!(
-                "{what}: the {} said '{line}' instead of '{want}'",
-                self.name
-            )));
-        }
-        Ok(())
-    }
-
-    /// Waits for it to exit by `deadline`; returns as soon as it has, and fails unless
-    /// it exited with status 0.
-    pub(crate) fn wait(&mut self, deadline: Instant, what: &str) -> Result<()> {
-        self.wait_or_stop(deadline, &AtomicBool::new(false), what)
-    }
-
-    /// [`Worker::wait`], giving up (and killing its group) as soon as `stop` is set.
-    pub(crate) fn wait_or_stop(&mut self, deadline: Instant, stop: &AtomicBool, what: &str) -> Result<()> {
-        loop {
-            if stop.load(Ordering::Relaxed) {
-                kill_and_reap(&mut self.child);
-                return Err(BenchError::Failed(format!("{what}: interrupted")));
-            }
-            let step = deadline.min(Instant::now() + STOP_CHECK);
-            let exit =
-                wait_exit(&mut self.child, step).ctx(|| format!("cannot wait for the {}", self.name))?;
-            match exit {
-                Some(status) if status.success() => return Ok(()),
-                Some(status) => {
-                    return Err(BenchError::Failed(format!("{what}: the {} exited with {status}", self.name)))
-                }
-                None if Instant::now() >= deadline => {
-                    return Err(BenchError::Failed(format!("{what}: the {} did not exit in time", self.name)))
-                }
-                None => {}
-            }
-        }
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        kill_and_reap(&mut self.child);
-    }
-}
-
-/// Lines from a pipe, with a deadline.
-struct Lines {
-    out: ChildStdout,
-    buf: Vec<u8>,
-    eof: bool,
-}
-
-impl Lines {
-    fn new(out: ChildStdout) -> Self {
-        Lines { out, buf: Vec::new(), eof: false }
-    }
-
-    /// The next line (without its newline); `None` at end of file; `TimedOut` after
-    /// `deadline`.
-    fn next(&mut self, deadline: Instant) -> io::Result<Option<String>> {
-        loop {
-            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = self.buf.drain(..=i).collect();
-                return Ok(Some(String::from_utf8_lossy(&line[..i]).into_owned()));
-            }
-            if self.eof {
-                return Ok(None);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(io::ErrorKind::TimedOut.into());
-            }
-            let mut pfd = libc::pollfd { fd: self.out.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-            let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-            // SAFETY: pfd is valid for one entry.
-            match cvt(unsafe { libc::poll(&mut pfd, 1, ms) }) {
-                Ok(0) => continue,
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-            let mut chunk = [0u8; 4096];
-            let n = self.out.read(&mut chunk)?;
-            if n == 0 {
-                self.eof = true;
-            }
-            self.buf.extend_from_slice(&chunk[..n]);
-        }
-    }
-}
-
 /// How long a daemon runs after its start-up window before a workload is measured.
 pub(crate) const DAEMON_SETTLE: Duration = Duration::from_secs(1);
 /// The longest [`Daemon::wait_steady`] waits for the start-up profiling window to close.
@@ -659,7 +424,7 @@ pub const DAEMON_COMMAND: [&str; 2] = ["bench", "daemon"];
 
 /// A daemon process, stopped (SIGINT, then SIGKILL) when dropped.
 pub(crate) struct Daemon {
-    child: Option<Child>,
+    child: ChildGroup,
     socket: PathBuf,
     store: PathBuf,
     log: PathBuf,
@@ -690,18 +455,17 @@ impl Daemon {
         cmd.args(DAEMON_COMMAND).arg("--launch").arg(launch.to_json());
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log_file);
         guard_command(&mut cmd, Vec::new(), libc::SIGINT, None);
-        let child = cmd.spawn().ctx(|| format!("cannot start {} run", exe.display()))?;
-        let mut daemon = Daemon { child: Some(child), socket, store, log };
+        let child = ChildGroup::start(&mut cmd, "daemon")?;
+        let mut daemon = Daemon { child, socket, store, log };
         let limit = deadline.min(Instant::now() + DAEMON_START_LIMIT);
         loop {
             if UnixStream::connect(&daemon.socket).is_ok() {
                 return Ok(daemon);
             }
-            let child = daemon.child.as_mut().expect("running");
-            if let Some(status) = child.try_wait().ctx(|| "cannot wait for the daemon".into())? {
-                daemon.child = None;
+            if let Some(exit) = daemon.child.try_wait()? {
                 return Err(BenchError::Failed(format!(
-                    "schedlab run exited ({status}) before accepting connections{}",
+                    "schedlab run exited ({}) before accepting connections{}",
+                    exit.status,
                     daemon.log_tail()
                 )));
             }
@@ -756,9 +520,9 @@ impl Daemon {
         Ok(Some(format!("the daemon ignored SIGINT and was killed ({status}); its journal was restored")))
     }
 
-    /// Its pid, while it runs.
-    pub(crate) fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+    /// Its pid.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.pid() as u32
     }
 
     fn log_tail(&self) -> String {
@@ -782,24 +546,15 @@ impl Daemon {
         Ok(line)
     }
 
-    /// Sends SIGINT and waits up to [`DAEMON_STOP_LIMIT`], then SIGKILL; whether it had
-    /// to be killed, and its exit status.
+    /// Sends SIGINT and waits up to [`DAEMON_STOP_LIMIT`], then kills its group; whether
+    /// it had to be killed, and its exit status. Once it has exited, only says how.
     pub(crate) fn stop(&mut self) -> Result<(bool, String)> {
-        let Some(mut child) = self.child.take() else { return Ok((false, String::new())) };
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        let limit = Instant::now() + DAEMON_STOP_LIMIT;
-        loop {
-            if let Some(status) = child.try_wait().ctx(|| "cannot wait for the daemon".into())? {
-                return Ok((false, status.to_string()));
-            }
-            if Instant::now() >= limit {
-                kill_and_reap(&mut child);
-                let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
-                return Ok((true, status));
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        self.child.signal(libc::SIGINT)?;
+        if let Some(exit) = self.child.wait_by(Instant::now() + DAEMON_STOP_LIMIT)? {
+            return Ok((false, exit.status.to_string()));
         }
+        let exit = self.child.kill();
+        Ok((true, exit.map(|e| e.status.to_string()).unwrap_or_default()))
     }
 }
 

@@ -28,8 +28,9 @@ use serde::Serialize;
 
 use schedlab_live::daemon::Enforcer;
 
-use super::deps::{self, guard_command, Worker};
+use super::deps;
 use super::{BenchError, Context, Result};
+use crate::child::{guard_command, ChildGroup};
 use schedlab_live::activity::Activity;
 use schedlab_live::dependencies::DependencyRecorder;
 use schedlab_live::observer::{Observer, ObserverOptions, SchedEvents};
@@ -199,7 +200,7 @@ impl ObserverThread {
 enum Tracer {
     None,
     Observer(ObserverThread),
-    Bpftrace(Worker),
+    Bpftrace(ChildGroup),
     Daemon(deps::Daemon),
 }
 
@@ -232,7 +233,7 @@ impl Tracer {
                 cmd.args(["-e", program]).stdin(Stdio::null()).stdout(Stdio::piped());
                 cmd.stderr(Stdio::null());
                 guard_command(&mut cmd, Vec::new(), libc::SIGKILL, None);
-                let mut w = Worker::start(&mut cmd, "bpftrace")?;
+                let mut w = ChildGroup::start(&mut cmd, "bpftrace")?;
                 while !w.line(deadline, "starting bpftrace")?.starts_with("Attaching") {}
                 Tracer::Bpftrace(w)
             }
@@ -251,9 +252,8 @@ impl Tracer {
                 lost.map(Some)
             }
             Tracer::Bpftrace(mut w) => {
-                // SAFETY: bpftrace leads its own process group (guard_command).
-                unsafe { libc::kill(w.pid(), libc::SIGINT) };
-                w.drain_and_wait(deadline, "stopping bpftrace")?;
+                w.signal(libc::SIGINT)?;
+                drain_and_wait(&mut w, deadline, "stopping bpftrace")?;
                 Ok(None)
             }
         }
@@ -266,7 +266,7 @@ fn hackbench(cfg: &OverheadConfig, deadline: Instant) -> Result<f64> {
     cmd.args(["-g", &cfg.groups.to_string(), "-l", &cfg.loops.to_string(), "-p"]);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
     guard_command(&mut cmd, Vec::new(), libc::SIGKILL, None);
-    let mut w = Worker::start(&mut cmd, "hackbench")?;
+    let mut w = ChildGroup::start(&mut cmd, "hackbench")?;
     loop {
         let line = w.line(deadline, "running hackbench")?;
         if let Some(t) = line.strip_prefix("Time:") {
@@ -349,13 +349,11 @@ pub fn run_overhead(
     })
 }
 
-impl Worker {
-    /// Reads what is left of its output (bpftrace prints its map at exit), so that it
-    /// never blocks on a full pipe, then waits for it to exit.
-    fn drain_and_wait(&mut self, deadline: Instant, what: &str) -> Result<()> {
-        while self.line(deadline, what).is_ok() {}
-        self.wait(deadline, what)
-    }
+/// Reads what is left of `w`'s output (bpftrace prints its map at exit), so that it
+/// never blocks on a full pipe, then waits for it to exit.
+fn drain_and_wait(w: &mut ChildGroup, deadline: Instant, what: &str) -> Result<()> {
+    while w.line(deadline, what).is_ok() {}
+    w.wait(deadline, what).map(drop)
 }
 
 #[cfg(test)]

@@ -28,8 +28,7 @@
 //!   worker leads its own process group and gets SIGKILL if the runner's thread dies) and
 //!   the cell is reported as timed out.
 
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -38,11 +37,11 @@ use schedlab_model::{Pid, Policy};
 use schedlab_sim::{FairFlavor, SimConfig};
 use serde::Serialize;
 
-use super::deps::Worker;
 use super::ipc;
 use super::named::named;
 use super::workers::{self, Role, WorkerSpec};
-use super::{cvt, BenchError, Context, Result};
+use super::{BenchError, Context, Result};
+use crate::child::{ChildGroup, Exit};
 use schedlab_live::settings::{
     get_affinity, sched_getattr, sched_setattr, set_affinity, set_policy, CpuSet, PolicyValue, SchedAttr,
 };
@@ -544,13 +543,13 @@ impl Rep<'_> {
         let first_spawn = Instant::now();
         let mut children = Vec::with_capacity(self.size as usize);
         for _ in 0..self.size {
-            let mut cmd = Worker::command(&self.cfg.exe, &spec, &[]);
+            let mut cmd = spec.command(&self.cfg.exe, &[]);
             cmd.stdin(Stdio::from(go_read.try_clone().ctx(|| "cannot share the start pipe".into())?));
             let cpus = CpuSet::new(self.cpus.iter().copied());
             // SAFETY: set_affinity only fills a cpu_set_t on the stack from the set, made
             // before the fork, and makes a system call.
             unsafe { cmd.pre_exec(move || set_affinity(Pid(0), &cpus)) };
-            children.push(Worker::start(&mut cmd, comm)?);
+            children.push(ChildGroup::start(&mut cmd, comm)?);
         }
         drop(go_read);
         let ready_by = Instant::now() + READY_LIMIT;
@@ -565,24 +564,23 @@ impl Rep<'_> {
                     .map_err(|e| policy_error(e, self.policy, self.priority))?;
             }
         }
-        let pidfds = children.iter().map(|w| pidfd(w.pid())).collect::<Result<Vec<_>>>()?;
         let go = Instant::now();
         let deadline = go + self.cfg.cell_limit;
         drop(go_write);
-        let Some(usage) = wait_all(&children, &pidfds, deadline, what)? else {
+        let Some(exits) = wait_all(&mut children, deadline, what)? else {
             // Dropping the workers kills and reaps them.
             return Ok(None);
         };
         let real_s = go.elapsed().as_secs_f64();
         let mut sample = Sample { real_s, ..Sample::default() };
-        for (w, u) in children.iter_mut().zip(&usage) {
+        for (w, exit) in children.iter_mut().zip(&exits) {
             let done = w.line(Instant::now() + READY_LIMIT, what)?;
             let [user_us, sys_us, nvcsw, nivcsw] = start_usage(&done)
                 .ok_or_else(|| BenchError::Failed(format!("{what}: a worker said '{done}' at its end")))?;
-            sample.user_s += seconds(u.ru_utime) - user_us as f64 / 1e6;
-            sample.sys_s += seconds(u.ru_stime) - sys_us as f64 / 1e6;
-            sample.nvcsw += (u.ru_nvcsw - nvcsw) as f64;
-            sample.nivcsw += (u.ru_nivcsw - nivcsw) as f64;
+            sample.user_s += exit.user_ns as f64 / 1e9 - user_us as f64 / 1e6;
+            sample.sys_s += exit.sys_ns as f64 / 1e9 - sys_us as f64 / 1e6;
+            sample.nvcsw += (exit.nvcsw as i64 - nvcsw) as f64;
+            sample.nivcsw += (exit.nivcsw as i64 - nivcsw) as f64;
         }
         sample.cpu_pct = if real_s > 0.0 { 100.0 * (sample.user_s + sample.sys_s) / real_s } else { 0.0 };
         Ok(Some((sample, (go - first_spawn).as_secs_f64())))
@@ -600,11 +598,6 @@ fn policy_error(e: std::io::Error, policy: Policy, priority: i32) -> BenchError 
     BenchError::Failed(format!("cannot set {} priority {priority} on a worker: {e}{hint}", policy.name()))
 }
 
-/// A pidfd of `pid`.
-fn pidfd(pid: i32) -> Result<OwnedFd> {
-    schedlab_live::process::pidfd_open(Pid(pid as u32)).ctx(|| format!("cannot open a pidfd for {pid}"))
-}
-
 /// The usage at the start in a worker's `done` line: user and system µs, voluntary and
 /// involuntary context switches.
 fn start_usage(done: &str) -> Option<[i64; 4]> {
@@ -613,72 +606,33 @@ fn start_usage(done: &str) -> Option<[i64; 4]> {
     v.try_into().ok()
 }
 
-fn seconds(t: libc::timeval) -> f64 {
-    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
-}
-
-/// Reaps every child with `wait4` as it exits, by `deadline`: their usage, or `None`
-/// if some still run then. Fails if one exits other than with status 0.
-fn wait_all(
-    children: &[Worker],
-    pidfds: &[OwnedFd],
-    deadline: Instant,
-    what: &str,
-) -> Result<Option<Vec<libc::rusage>>> {
-    // SAFETY: an all-zero rusage is valid.
-    let mut usage: Vec<libc::rusage> = vec![unsafe { std::mem::zeroed() }; children.len()];
-    let mut left: Vec<usize> = (0..children.len()).collect();
-    let mut ready: Vec<bool> = vec![true; children.len()];
-    while !left.is_empty() {
-        let mut still = Vec::with_capacity(left.len());
-        for &i in &left {
-            if !ready[i] {
-                still.push(i);
-                continue;
+/// Reaps every child with `wait4` as it exits, by `deadline`: their exits, with their
+/// usage, or `None` if some still run then. Fails as soon as one exits other than with
+/// status 0.
+fn wait_all(children: &mut [ChildGroup], deadline: Instant, what: &str) -> Result<Option<Vec<Exit>>> {
+    loop {
+        let mut exits = Vec::with_capacity(children.len());
+        for w in children.iter_mut() {
+            match w.try_wait().map_err(|e| e.during(what))? {
+                Some(exit) if !exit.success() => {
+                    return Err(BenchError::Failed(format!(
+                        "{what}: worker {} ended with wait status {:#x}",
+                        w.pid(),
+                        exit.status.into_raw()
+                    )))
+                }
+                Some(exit) => exits.push(exit),
+                None => {}
             }
-            let pid = children[i].pid();
-            let mut status = 0;
-            // SAFETY: an all-zero rusage is valid; wait4 fills it.
-            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-            // SAFETY: valid pointers; pid is our unreaped child.
-            let got = cvt(unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) })
-                .ctx(|| format!("{what}: cannot wait for worker {pid}"))?;
-            if got == 0 {
-                still.push(i);
-                continue;
-            }
-            if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
-                return Err(BenchError::Failed(format!(
-                    "{what}: worker {pid} ended with wait status {status:#x}"
-                )));
-            }
-            usage[i] = ru;
         }
-        left = still;
-        if left.is_empty() {
-            break;
+        if exits.len() == children.len() {
+            return Ok(Some(exits));
         }
-        let wait = deadline.saturating_duration_since(Instant::now());
-        if wait.is_zero() {
+        if Instant::now() >= deadline {
             return Ok(None);
         }
-        let mut pfds: Vec<libc::pollfd> = left
-            .iter()
-            .map(|&i| libc::pollfd { fd: pidfds[i].as_raw_fd(), events: libc::POLLIN, revents: 0 })
-            .collect();
-        let ms = wait.min(Duration::from_secs(1)).as_millis().max(1) as i32;
-        // SAFETY: pfds is valid for its length.
-        match cvt(unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) }) {
-            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => {
-                return Err(e).ctx(|| format!("{what}: cannot wait for the workers"))
-            }
-            _ => {}
-        }
-        for (p, &i) in pfds.iter().zip(&left) {
-            ready[i] = p.revents != 0;
-        }
+        ChildGroup::wait_any(children, deadline).map_err(|e| e.during(what))?;
     }
-    Ok(Some(usage))
 }
 
 /// A cell in the simulator.

@@ -37,10 +37,11 @@ use serde::Serialize;
 
 use schedlab_live::daemon::Enforcer;
 
-use super::deps::{guard_command, Daemon, Worker};
+use super::deps::Daemon;
 use super::named::named;
 use super::workers::{self, Role, WorkerSpec};
 use super::{BenchError, Context, Result};
+use crate::child::{guard_command, ChildGroup};
 
 /// How long a worker may take to say it is ready.
 const READY_LIMIT: Duration = Duration::from_secs(10);
@@ -476,7 +477,7 @@ fn series(
     progress(at);
     let mut spec = WorkerSpec::new(Role::Hog);
     spec.cpu = Some(cpu);
-    let mut hog = Worker::start(&mut Worker::command(&cfg.exe, &spec, &[]), Role::Hog.comm())?;
+    let mut hog = spec.spawn(&cfg.exe, &[])?;
     hog.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), &what)?;
     std::thread::sleep(cfg.settle);
     let mut counts = daemon.as_ref().map(|_| DaemonCounts::default());
@@ -527,16 +528,15 @@ fn measure(t: &Target, cpu: usize, deadline: Instant, what: &str) -> Result<(f64
     // SAFETY: pin_to only makes a system call (sched_setaffinity) on the stack.
     unsafe { cmd.pre_exec(move || workers::pin_to(cpu)) };
     let name = if t.program == Program::Test { Role::PfsTest.comm() } else { t.program.name() };
-    let start = Instant::now();
-    let mut child = Worker::start(&mut cmd, name)?;
+    let mut child = ChildGroup::start(&mut cmd, name)?;
     let mut involuntary = None;
     if t.program == Program::Test {
         child.expect_line("ready", deadline.min(Instant::now() + READY_LIMIT), what)?;
         child.expect_line("done", deadline, what)?;
         involuntary = schedlab_live::process::status_number(child.pid() as u32, "nonvoluntary_ctxt_switches");
     }
-    child.wait(deadline, what)?;
-    Ok((start.elapsed().as_secs_f64() * 1e3, involuntary))
+    let exit = child.wait(deadline, what)?;
+    Ok((exit.wall_ns as f64 / 1e6, involuntary))
 }
 
 /// The counters of a stats answer the benchmark reports.

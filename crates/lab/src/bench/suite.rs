@@ -60,12 +60,13 @@ use serde::Serialize;
 
 use schedlab_live::daemon::Enforcer;
 
-use super::deps::{self, guard_command, BoostReaction, DepsConfig, Scenario, Worker};
+use super::deps::{self, BoostReaction, DepsConfig, Scenario};
 use super::ipc::IpcKind;
 use super::named::named;
 use super::stats::{median, quantile};
 use super::workers::{self, Role, WorkerSpec};
 use super::{BenchError, Context, Result};
+use crate::child::{guard_command, ChildGroup};
 
 /// A per-round ratio above this median is a loss.
 pub const LOSS_RATIO: f64 = 1.03;
@@ -938,14 +939,13 @@ impl Runner<'_> {
     }
 
     /// `hogs` CPU-bound workers per CPU, pinned, ready; killed when dropped.
-    fn hogs(&self, hogs: u32) -> Result<Vec<Worker>> {
+    fn hogs(&self, hogs: u32) -> Result<Vec<ChildGroup>> {
         let mut started = Vec::new();
         for &cpu in self.cpus {
             for _ in 0..hogs {
                 let mut spec = WorkerSpec::new(Role::Hog);
                 spec.cpu = Some(cpu);
-                let mut cmd = Worker::command(&self.cfg.exe, &spec, &[]);
-                started.push(Worker::start(&mut cmd, spec.role.comm())?);
+                started.push(spec.spawn(&self.cfg.exe, &[])?);
             }
         }
         for h in &mut started {
@@ -967,10 +967,8 @@ impl Runner<'_> {
         }
         guard_command(&mut cmd, Vec::new(), libc::SIGKILL, None);
         let what = format!("{program} {}", args.join(" "));
-        let t = Instant::now();
-        let mut w = Worker::start(&mut cmd, program)?;
-        w.wait_or_stop(self.deadline, self.stop, &what)?;
-        let wall = t.elapsed().as_secs_f64();
+        let mut w = ChildGroup::start(&mut cmd, program)?;
+        let wall = w.wait_or_stop(self.deadline, self.stop, &what)?.wall_ns as f64 / 1e9;
         let text = match capture {
             true => {
                 std::fs::read_to_string(&out_path).ctx(|| format!("cannot read {}", out_path.display()))?
@@ -1078,7 +1076,7 @@ impl DaemonRun {
     fn start(r: &Runner) -> Result<DaemonRun> {
         let mut daemon =
             deps::Daemon::start(&r.cfg.exe, &r.cfg.daemon_config, r.cfg.enforcer, r.dir, r.deadline)?;
-        let pid = daemon.pid().ok_or_else(|| BenchError::Failed("schedlab run is not running".into()))?;
+        let pid = daemon.pid();
         daemon.wait_steady(&mut |d| r.sleep(d))?;
         let mut run = DaemonRun { daemon, pid, started: Instant::now(), cpu_at_start: 0.0 };
         run.cpu_at_start = run.cpu_s();

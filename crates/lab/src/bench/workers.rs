@@ -18,11 +18,14 @@
 
 use std::hint::black_box;
 use std::io::{self, Read, Write};
-use std::path::PathBuf;
+use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::ipc::{Client, EndpointSpec, Server};
 use super::{cvt, BenchError, Context, Result};
+use crate::child::{guard_command, ChildGroup};
 
 /// The arguments before a worker's own: `<exe> bench worker ...`.
 pub const WORKER_COMMAND: [&str; 2] = ["bench", "worker"];
@@ -215,6 +218,21 @@ impl WorkerSpec {
             a.extend(["--unprompted".into(), "1".into()]);
         }
         a
+    }
+
+    /// `<exe> bench worker <spec>`, guarded ([`guard_command`]: SIGKILL when the
+    /// spawning thread dies), inheriting `fds`, its output piped to the runner.
+    pub(crate) fn command(&self, exe: &Path, fds: &[RawFd]) -> Command {
+        let mut cmd = Command::new(exe);
+        cmd.args(WORKER_COMMAND).args(self.to_args());
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        guard_command(&mut cmd, fds.to_vec(), libc::SIGKILL, self.nice);
+        cmd
+    }
+
+    /// Starts [`WorkerSpec::command`], called by its role's name in messages.
+    pub(crate) fn spawn(&self, exe: &Path, fds: &[RawFd]) -> Result<ChildGroup> {
+        ChildGroup::start(&mut self.command(exe, fds), self.role.comm())
     }
 
     /// The spec from [`to_args`](WorkerSpec::to_args)'s form.

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::child::Child;
+use crate::child::ChildGroup;
+
 use super::{Result, ValidateError};
 
 /// One hackbench run.
@@ -66,8 +67,9 @@ pub fn run(p: &HackbenchParams, limit: Duration) -> Result<HackbenchRun> {
     let cmd = p.command();
     let mut out = tempfile("hackbench")?;
     let file = out.try_clone().map_err(|e| ValidateError::io("cannot duplicate a file", e))?;
-    let mut child = Child::spawn(&cmd[0], &cmd[1..], Some(file))?;
-    let exit = child.wait(limit, Duration::from_millis(1), || {})?;
+    let mut child = ChildGroup::spawn(&cmd[0], &cmd[1..], Some(file))?;
+    // Nothing to do meanwhile: one tick is the whole limit.
+    let exit = child.wait_within(limit, limit, || {})?;
     let mut text = String::new();
     out.seek(SeekFrom::Start(0))
         .and_then(|_| out.read_to_string(&mut text))
@@ -82,7 +84,7 @@ pub fn run(p: &HackbenchParams, limit: Duration) -> Result<HackbenchRun> {
     Ok(HackbenchRun {
         time_ns,
         wall_ns: exit.wall_ns,
-        cpu_ns: exit.cpu_ns,
+        cpu_ns: exit.cpu_ns(),
         nvcsw: exit.nvcsw,
         nivcsw: exit.nivcsw,
     })

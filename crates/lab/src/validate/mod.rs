@@ -9,10 +9,9 @@
 //! - [`pairs`]: both halves run and paired, the report `schedlab validate` prints.
 //!
 //! Every child runs in its own process group, under a time limit, and is killed with
-//! its group on an error ([`child`]).
+//! its group on an error (`ChildGroup`, in the crate's `child` module).
 
 pub mod calibrate;
-pub mod child;
 pub mod fit;
 pub mod hackbench;
 pub mod pairs;

@@ -25,7 +25,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::child::{Child, Exit};
+use crate::child::{ChildGroup, Exit};
+
 use super::hackbench::tempfile;
 use super::{Result, ValidateError};
 
@@ -82,7 +83,7 @@ pub fn calibrate_loop(reps: u32, limit: Duration) -> Result<f64> {
         if loops == 0 {
             return Err(ValidateError::Failed("rt-app's calibration run logged no loops".into()));
         }
-        rates.push(exit.cpu_ns as f64 / loops as f64);
+        rates.push(exit.cpu_ns() as f64 / loops as f64);
     }
     rates
         .iter()
@@ -154,7 +155,7 @@ pub fn run(file: &Path, ns_per_loop: f64, limit: Duration) -> Result<RtAppRun> {
     Ok(RtAppRun {
         makespan_ns,
         wall_ns: exit.wall_ns,
-        cpu_ns: exit.cpu_ns,
+        cpu_ns: exit.cpu_ns(),
         nvcsw: exit.nvcsw,
         nivcsw: exit.nivcsw,
         tasks,
@@ -191,9 +192,9 @@ fn launch(
         .map_err(|e| ValidateError::io(format!("cannot write {}", path.display()), e))?;
     let mut out = tempfile("rtapp")?;
     let file = out.try_clone().map_err(|e| ValidateError::io("cannot duplicate a file", e))?;
-    let mut child = Child::spawn("rt-app", &[path.display().to_string()], Some(file))?;
+    let mut child = ChildGroup::spawn("rt-app", &[path.display().to_string()], Some(file))?;
     let pid = child.pid();
-    let exit = child.wait(limit, Duration::from_millis(5), || each(pid))?;
+    let exit = child.wait_within(limit, Duration::from_millis(5), || each(pid))?;
     if !exit.success() {
         let mut text = String::new();
         let _ = out.seek(SeekFrom::Start(0)).and_then(|_| out.read_to_string(&mut text));

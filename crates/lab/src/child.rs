@@ -16,7 +16,7 @@ use std::process::{ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::bench::{cvt, ipc, BenchError, Context, Result};
+use crate::bench::{cvt, ipc, BenchError, ChildProblem, Context, Result};
 
 /// How often a wait looks at its stop flag.
 const STOP_CHECK: Duration = Duration::from_millis(100);
@@ -26,7 +26,7 @@ const NO_PIDFD_CHECK: Duration = Duration::from_millis(5);
 
 /// How a child ended, and what it and the descendants it reaped used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Exit {
+pub struct Exit {
     /// How it ended.
     pub status: ExitStatus,
     /// From just before the spawn to the moment the exit was seen.
@@ -139,19 +139,18 @@ impl ChildGroup {
     /// errors.
     pub(crate) fn line(&mut self, deadline: Instant, what: &str) -> Result<String> {
         let Some(out) = self.out.as_mut() else {
-            return Err(BenchError::Failed(format!("{what}: the {}'s output is not piped", self.name)));
+            return Err(self.error(what, ChildProblem::NotPiped));
         };
         match out.next(deadline) {
             Ok(Some(line)) => Ok(line),
             Ok(None) => {
-                let exit = self.wait_by(deadline).ok().flatten();
-                let status = exit.map(|e| e.status.to_string()).unwrap_or_default();
-                Err(BenchError::Failed(format!("{what}: the {} exited ({status})", self.name)))
+                let problem = match self.wait_by(deadline) {
+                    Ok(Some(exit)) => ChildProblem::Exited(exit.status),
+                    Ok(None) | Err(_) => ChildProblem::ClosedOutput,
+                };
+                Err(self.error(what, problem))
             }
-            Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(BenchError::Failed(format!(
-                "{what}: the time limit ran out waiting for the {}",
-                self.name
-            ))),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(self.error(what, ChildProblem::Silent)),
             Err(e) => Err(e).ctx(|| format!("{what}: cannot read from the {}", self.name)),
         }
     }
@@ -160,12 +159,14 @@ impl ChildGroup {
     pub(crate) fn expect_line(&mut self, want: &str, deadline: Instant, what: &str) -> Result<()> {
         let line = self.line(deadline, what)?;
         if line != want {
-            return Err(BenchError::Failed(format!(
-                "{what}: the {} said '{line}' instead of '{want}'",
-                self.name
-            )));
+            return Err(self.error(what, ChildProblem::Said { line, want: want.to_string() }));
         }
         Ok(())
+    }
+
+    /// The error of this child having done `problem` while `what` was being done.
+    pub(crate) fn error(&self, what: &str, problem: ChildProblem) -> BenchError {
+        BenchError::Child { what: what.to_string(), name: self.name.clone(), problem }
     }
 
     /// Reaps it if it has exited, without blocking: its exit (the same again once
@@ -230,25 +231,24 @@ impl ChildGroup {
     /// [`ChildGroup::wait`], giving up (and killing its group) as soon as `stop` is set.
     pub(crate) fn wait_or_stop(&mut self, deadline: Instant, stop: &AtomicBool, what: &str) -> Result<Exit> {
         let mut check = || match stop.load(Ordering::Relaxed) {
-            true => Err(BenchError::Failed(format!("{what}: interrupted"))),
+            true => Err(BenchError::Interrupted.during(what)),
             false => Ok(()),
         };
         match self.wait_checking(deadline, STOP_CHECK, &mut check)? {
             Some(exit) if exit.success() => Ok(exit),
-            Some(exit) => {
-                Err(BenchError::Failed(format!("{what}: the {} exited with {}", self.name, exit.status)))
-            }
-            None => Err(BenchError::Failed(format!("{what}: the {} did not exit in time", self.name))),
+            Some(exit) => Err(self.error(what, ChildProblem::Exited(exit.status))),
+            None => Err(self.error(what, ChildProblem::NoExit)),
         }
     }
 
     /// Waits for the exit within `limit` of the spawn, calling `each` about every `tick`
     /// meanwhile: the exit, whatever its status. Past `limit` the group is killed and
-    /// this fails.
+    /// this fails; `what` starts the error.
     pub(crate) fn wait_within(
         &mut self,
         limit: Duration,
         tick: Duration,
+        what: &str,
         mut each: impl FnMut(),
     ) -> Result<Exit> {
         let mut check = || {
@@ -259,12 +259,7 @@ impl ChildGroup {
             Some(exit) => Ok(exit),
             None => {
                 self.kill();
-                Err(BenchError::Failed(format!(
-                    "{} (pid {}) took longer than {:.1} s and was killed",
-                    self.name,
-                    self.pid,
-                    limit.as_secs_f64()
-                )))
+                Err(self.error(what, ChildProblem::Killed { limit }))
             }
         }
     }
@@ -324,12 +319,7 @@ impl ChildGroup {
         loop {
             match self.state {
                 State::Exited(exit) => return Ok(Some(exit)),
-                State::Lost => {
-                    return Err(BenchError::Failed(format!(
-                        "the {} (pid {}) is lost: waiting for it failed before",
-                        self.name, self.pid
-                    )))
-                }
+                State::Lost => return Err(BenchError::Lost { name: self.name.clone(), pid: self.pid }),
                 State::Running => {}
             }
             let mut status = 0;
@@ -466,7 +456,7 @@ mod tests {
     #[test]
     fn a_child_is_reaped_with_its_usage() {
         let mut c = ChildGroup::spawn("sh", &["-c".into(), "exit 3".into()], None).unwrap();
-        let exit = c.wait_within(Duration::from_secs(10), Duration::from_millis(1), || {}).unwrap();
+        let exit = c.wait_within(Duration::from_secs(10), Duration::from_millis(1), "test", || {}).unwrap();
         assert!(!exit.success());
         assert_eq!(exit.describe(), "exited with status 3");
     }
@@ -475,7 +465,8 @@ mod tests {
     fn a_child_past_its_limit_is_killed() {
         let mut c = ChildGroup::spawn("sleep", &["30".into()], None).unwrap();
         let t = Instant::now();
-        let e = c.wait_within(Duration::from_millis(100), Duration::from_millis(5), || {}).unwrap_err();
+        let e =
+            c.wait_within(Duration::from_millis(100), Duration::from_millis(5), "test", || {}).unwrap_err();
         assert!(e.to_string().contains("was killed"), "{e}");
         assert!(t.elapsed() < Duration::from_secs(5));
         // SAFETY: probing a pid.

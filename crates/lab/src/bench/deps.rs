@@ -27,7 +27,7 @@ use serde::Serialize;
 use super::ipc::{Channel, IpcKind, Peer};
 use super::stats::quantile;
 use super::workers::{self, Role, WorkerSpec, DEFAULT_SORT_LEN};
-use super::{BenchError, Context, Result};
+use super::{BenchError, ChildProblem, Context, Invalid, OutputProblem, Result};
 use crate::child::{guard_command, ChildGroup};
 
 /// How long the daemon may take to accept connections on its socket.
@@ -258,12 +258,10 @@ pub struct DepsReport {
 /// Runs the benchmark; `progress` hears of every cell and round trip.
 pub fn run_deps(cfg: &DepsConfig, progress: &mut dyn FnMut(&Progress)) -> Result<DepsReport> {
     if cfg.kinds.is_empty() || cfg.iterations == 0 {
-        return Err(BenchError::Failed("nothing to measure: no IPC kinds or no iterations".into()));
+        return Err(Invalid::NothingToMeasure { lacking: "no IPC kinds or no iterations" }.into());
     }
     if cfg.multi_server && cfg.kinds != [IpcKind::Sem] {
-        return Err(BenchError::Failed(
-            "the multi-server variant runs over a SysV semaphore only (sem)".into(),
-        ));
+        return Err(Invalid::MultiServer.into());
     }
     let start = Instant::now();
     let deadline = start + cfg.time_limit;
@@ -396,10 +394,9 @@ pub(crate) fn run_cell(
     let mut samples = Vec::new();
     for i in 0..spec.rounds {
         let line = client.line(deadline, &format!("{what}: round trip {i} of {}", spec.rounds))?;
-        let ns: u64 = line
-            .strip_prefix("t ")
-            .and_then(|n| n.parse().ok())
-            .ok_or_else(|| BenchError::Failed(format!("{what}: the client said '{line}'")))?;
+        let Some(ns) = line.strip_prefix("t ").and_then(|n| n.parse::<u64>().ok()) else {
+            return Err(client.error(&what, ChildProblem::Said { line, want: "t <ns>".into() }));
+        };
         if i >= cfg.warmup {
             samples.push(ns as f64 / 1e6);
         }
@@ -457,28 +454,21 @@ impl Daemon {
         guard_command(&mut cmd, Vec::new(), libc::SIGINT, None);
         let child = ChildGroup::start(&mut cmd, "daemon")?;
         let mut daemon = Daemon { child, socket, store, log };
-        let limit = deadline.min(Instant::now() + DAEMON_START_LIMIT);
+        let waiting = Instant::now();
+        let limit = deadline.min(waiting + DAEMON_START_LIMIT);
         loop {
             if UnixStream::connect(&daemon.socket).is_ok() {
                 return Ok(daemon);
             }
             if let Some(exit) = daemon.child.try_wait()? {
-                return Err(BenchError::Failed(format!(
-                    "schedlab run exited ({}) before accepting connections{}",
-                    exit.status,
-                    daemon.log_tail()
-                )));
+                return Err(BenchError::DaemonExited { status: exit.status, log: daemon.last_words() });
             }
             if Instant::now() >= limit {
-                return Err(BenchError::Failed(format!(
-                    "schedlab run did not accept connections on {} within {} s{}",
-                    daemon.socket.display(),
-                    limit
-                        .saturating_duration_since(Instant::now())
-                        .as_secs()
-                        .max(DAEMON_START_LIMIT.as_secs()),
-                    daemon.log_tail()
-                )));
+                return Err(BenchError::DaemonNotListening {
+                    socket: daemon.socket.clone(),
+                    limit: limit - waiting,
+                    log: daemon.last_words(),
+                });
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -525,13 +515,11 @@ impl Daemon {
         self.child.pid() as u32
     }
 
-    fn log_tail(&self) -> String {
+    /// The last 10 lines of its log.
+    fn last_words(&self) -> Vec<String> {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
-        match lines.len() {
-            0 => String::new(),
-            n => format!("; its last words:\n{}", lines[n.saturating_sub(10)..].join("\n")),
-        }
+        lines[lines.len().saturating_sub(10)..].iter().map(|l| l.to_string()).collect()
     }
 
     /// The daemon's answer to `{"cmd":"stats"}`: one JSON line.
@@ -579,8 +567,12 @@ pub(crate) struct StatsAnswer {
 
 /// Reads a stats answer; fails only if it is not JSON.
 pub(crate) fn parse_stats(line: &str) -> Result<StatsAnswer> {
-    let v: serde_json::Value = serde_json::from_str(line.trim())
-        .map_err(|e| BenchError::Failed(format!("the daemon's stats are not JSON ({e}): {}", line.trim())))?;
+    let v: serde_json::Value = serde_json::from_str(line.trim()).map_err(|source| {
+        BenchError::output(
+            "the daemon's stats",
+            OutputProblem::NotJson { text: line.trim().to_string(), source },
+        )
+    })?;
     let boost = v.get("boost_reaction_us").filter(|b| b.is_object()).map(|b| {
         let num = |k: &str| b.get(k).and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN);
         BoostReaction {

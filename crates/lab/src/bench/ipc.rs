@@ -35,7 +35,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::named::{named, UnknownName};
-use super::{cvt, BenchError, Context, Result};
+use super::{cvt, Context, Invalid, Result};
 
 /// How many bytes a reply carries (the paper's 4 KB buffer).
 pub const REPLY_LEN: usize = 4096;
@@ -469,8 +469,8 @@ fn flock(fd: &OwnedFd, op: libc::c_int) -> io::Result<()> {
     retry(|| unsafe { libc::flock(fd.as_raw_fd(), op) }).map(drop)
 }
 
-fn need_peer(spec: &EndpointSpec, who: &str) -> Result<Peer> {
-    spec.peer.ok_or_else(|| BenchError::Failed(format!("a sig {who} needs the peer to signal")))
+fn need_peer(spec: &EndpointSpec, who: &'static str) -> Result<Peer> {
+    spec.peer.ok_or_else(|| Invalid::NoPeer { who }.into())
 }
 
 /// The client's end: [`request`](Client::request), then block in

@@ -25,6 +25,7 @@
 use std::io;
 
 pub mod deps;
+mod error;
 pub mod ipc;
 pub mod named;
 pub mod overhead;
@@ -34,76 +35,7 @@ pub mod stats;
 pub mod suite;
 pub mod workers;
 
-/// What went wrong in a benchmark.
-#[derive(Debug, thiserror::Error)]
-pub enum BenchError {
-    /// A system call failed.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The failure.
-        #[source]
-        source: io::Error,
-    },
-    /// Anything else (a worker that died, a time limit, a daemon that did not start).
-    #[error("{0}")]
-    Failed(String),
-    /// What failed while doing something named: `{what}: {source}`.
-    #[error("{what}: {source}")]
-    During {
-        /// What was being done.
-        what: String,
-        /// What failed.
-        #[source]
-        source: Box<BenchError>,
-    },
-    /// A simulator tunable refused (the calibration's or one the user set).
-    #[error(transparent)]
-    Tunable(#[from] schedlab_sim::TunableError),
-    /// A workload the simulator could not build (the simulated half of a benchmark).
-    #[error(transparent)]
-    Workload(#[from] schedlab_sim::workloads::WorkloadError),
-    /// A simulation that failed.
-    #[error("simulating '{workload}' failed: {source}")]
-    Simulate {
-        /// The workload's spec.
-        workload: String,
-        /// Why.
-        #[source]
-        source: schedlab_sim::SimError,
-    },
-    /// The store of a daemon the benchmark started.
-    #[error(transparent)]
-    Store(#[from] schedlab_store::Error),
-    /// The journal of a daemon that had to be killed could not be read or written.
-    #[error("the journal of a killed daemon: {0}")]
-    Journal(#[from] schedlab_live::actuator::ActuatorError),
-    /// A daemon had to be killed and some of its changes could not be undone.
-    #[error(
-        "a daemon was killed and {failed} of its change(s) could not be undone: \
-         `schedlab restore --store {}` and check the machine",
-        store.display()
-    )]
-    Unrestored {
-        /// Its store, whose journal keeps them.
-        store: std::path::PathBuf,
-        /// How many.
-        failed: usize,
-    },
-}
-
-impl BenchError {
-    /// This error, as the failure of `what`.
-    pub fn during(self, what: &str) -> Self {
-        BenchError::During { what: what.to_string(), source: Box::new(self) }
-    }
-
-    /// A failed system call and what was being done.
-    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
-        BenchError::Io { context: context.into(), source }
-    }
-}
+pub use error::{BenchError, ChildProblem, Invalid, OutputProblem, Tool};
 
 /// The benchmarks' results.
 pub type Result<T> = std::result::Result<T, BenchError>;

@@ -29,7 +29,7 @@ use serde::Serialize;
 use schedlab_live::daemon::Enforcer;
 
 use super::deps;
-use super::{BenchError, Context, Result};
+use super::{BenchError, Context, OutputProblem, Result, Tool};
 use crate::child::{guard_command, ChildGroup};
 use schedlab_live::activity::Activity;
 use schedlab_live::dependencies::DependencyRecorder;
@@ -169,30 +169,29 @@ impl ObserverThread {
                     o
                 }
                 Err(e) => {
-                    let _ = ready_tx.send(Err(e.to_string()));
+                    let _ = ready_tx.send(Err(e));
                     return Ok(0);
                 }
             };
             // `schedlab observe`'s sinks.
             let mut sinks = (Activity::default(), DependencyRecorder::new());
             while !flag.load(Ordering::Relaxed) {
-                observer
-                    .poll(&mut sinks, Duration::from_millis(100))
-                    .map_err(|e| BenchError::Failed(format!("the observer: {e}")))?;
+                observer.poll(&mut sinks, Duration::from_millis(100))?;
             }
-            observer.lost_events().map_err(|e| BenchError::Failed(format!("the observer: {e}")))
+            Ok(observer.lost_events()?)
         });
         match ready_rx.recv() {
             Ok(Ok(())) => Ok(ObserverThread { stop, thread }),
-            Ok(Err(e)) => Err(BenchError::Failed(format!("cannot start the observer: {e}"))),
-            Err(_) => Err(BenchError::Failed("the observer's thread died while starting".into())),
+            Ok(Err(e)) => Err(BenchError::ObserverStart(e)),
+            // The thread sends before it returns: it panicked.
+            Err(_) => Err(BenchError::Panicked { thread: "observer's" }.during("starting the observer")),
         }
     }
 
     /// Stops it; the records it lost.
     fn stop(self) -> Result<u64> {
         self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().map_err(|_| BenchError::Failed("the observer's thread panicked".into()))?
+        self.thread.join().map_err(|_| BenchError::Panicked { thread: "observer's" })?
     }
 }
 
@@ -220,7 +219,8 @@ impl Tracer {
                     deps::Daemon::start(&cfg.exe, &cfg.daemon_config, Enforcer::Auto, dir.path(), deadline)?;
                 daemon.wait_steady(&mut |d| {
                     if Instant::now() + d > deadline {
-                        return Err(BenchError::Failed("the time limit passed starting the daemon".into()));
+                        let limit = BenchError::TimeLimit { what: "the benchmark", limit: cfg.time_limit };
+                        return Err(limit.during("starting the daemon"));
                     }
                     std::thread::sleep(d);
                     Ok(())
@@ -270,10 +270,9 @@ fn hackbench(cfg: &OverheadConfig, deadline: Instant) -> Result<f64> {
     loop {
         let line = w.line(deadline, "running hackbench")?;
         if let Some(t) = line.strip_prefix("Time:") {
-            let secs = t
-                .trim()
-                .parse::<f64>()
-                .map_err(|e| BenchError::Failed(format!("hackbench printed '{line}', not a time: {e}")))?;
+            let secs = t.trim().parse::<f64>().map_err(|source| {
+                BenchError::output("hackbench", OutputProblem::NotTime { line: line.clone(), source })
+            })?;
             w.wait(deadline, "running hackbench")?;
             return Ok(secs);
         }
@@ -293,14 +292,17 @@ fn check_tools(cfg: &OverheadConfig) -> Result<()> {
         Command::new("sh").args(["-c", &format!("command -v {tool}")]).stdout(Stdio::null()).status()
     };
     if !found("hackbench").ctx(|| "looking for hackbench".into())?.success() {
-        return Err(BenchError::Failed("hackbench is missing: apt-get install rt-tests".into()));
+        let tools = vec![Tool { program: "hackbench", package: "rt-tests" }];
+        return Err(BenchError::Missing { needed_by: "the benchmark", tools });
     }
     if cfg.modes.contains(&Mode::Bpftrace)
         && !found("bpftrace").ctx(|| "looking for bpftrace".into())?.success()
     {
-        return Err(BenchError::Failed(
-            "bpftrace is missing: apt-get install bpftrace (or leave it out with --modes)".into(),
-        ));
+        let tools = vec![Tool { program: "bpftrace", package: "bpftrace" }];
+        return Err(BenchError::Missing {
+            needed_by: "the bpftrace mode (leave it out with --modes)",
+            tools,
+        });
     }
     Ok(())
 }

@@ -28,7 +28,7 @@
 //!   worker leads its own process group and gets SIGKILL if the runner's thread dies) and
 //!   the cell is reported as timed out.
 
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -40,7 +40,7 @@ use serde::Serialize;
 use super::ipc;
 use super::named::named;
 use super::workers::{self, Role, WorkerSpec};
-use super::{BenchError, Context, Result};
+use super::{BenchError, ChildProblem, Context, Invalid, Result};
 use crate::child::{ChildGroup, Exit};
 use schedlab_live::settings::{
     get_affinity, sched_getattr, sched_setattr, set_affinity, set_policy, CpuSet, PolicyValue, SchedAttr,
@@ -296,19 +296,14 @@ pub fn plan_cpus(
     cpus.sort_unstable();
     cpus.dedup();
     if cpus.is_empty() {
-        return Err(BenchError::Failed("no CPU to run the workers on".into()));
+        return Err(Invalid::NoCpu.into());
     }
-    if let Some(c) = cpus.iter().find(|c| !allowed.contains(c)) {
-        return Err(BenchError::Failed(format!("CPU {c} is not among the allowed {allowed:?}")));
+    if let Some(&cpu) = cpus.iter().find(|c| !allowed.contains(c)) {
+        return Err(Invalid::CpuNotAllowed { cpu, allowed: allowed.to_vec() }.into());
     }
     let runner: Vec<usize> = allowed.iter().copied().filter(|c| !cpus.contains(c)).collect();
     if runner.is_empty() && rt && !all_cpus {
-        return Err(BenchError::Failed(format!(
-            "the workers' CPUs {cpus:?} are every allowed CPU: real-time workers could take them all \
-             from the system; give --cpus a smaller set, or --all-cpus to run anyway (the runner then \
-             runs at SCHED_FIFO {RUNNER_RT_PRIORITY}, the workers at {} at most)",
-            RUNNER_RT_PRIORITY - 1
-        )));
+        return Err(Invalid::EveryCpu { cpus }.into());
     }
     Ok((cpus, runner))
 }
@@ -321,31 +316,23 @@ fn kernel_number(name: &str) -> Option<i64> {
 /// Runs the benchmark; `progress` hears of every repetition.
 pub fn run_policies(cfg: &PoliciesConfig, progress: &mut dyn FnMut(&Progress)) -> Result<PoliciesReport> {
     if cfg.programs.is_empty() || cfg.policies.is_empty() || cfg.sizes.is_empty() || cfg.reps == 0 {
-        return Err(BenchError::Failed("nothing to measure: no programs, policies, sizes or reps".into()));
+        return Err(Invalid::NothingToMeasure { lacking: "no programs, policies, sizes or reps" }.into());
     }
     if cfg.sizes.contains(&0) || cfg.iterations == Some(0) || cfg.block == 0 || cfg.bytes == 0 {
-        return Err(BenchError::Failed("sizes, iterations, bytes and block must be above 0".into()));
+        return Err(Invalid::Zero { what: "sizes, iterations, bytes and block" }.into());
     }
     if !cfg.bytes.is_multiple_of(u64::from(cfg.block)) {
-        return Err(BenchError::Failed(format!(
-            "the block {} must divide the bytes {}",
-            cfg.block, cfg.bytes
-        )));
+        return Err(Invalid::BlockNotDividing { block: cfg.block, bytes: cfg.bytes }.into());
     }
     if !(1..=99).contains(&cfg.rt_priority) {
-        return Err(BenchError::Failed(format!("the RT priority {} is not in 1..=99", cfg.rt_priority)));
+        return Err(Invalid::RtPriority(cfg.rt_priority).into());
     }
     let start = Instant::now();
     let rt = cfg.policies.iter().any(|p| p.is_rt());
     let (rt_runtime_us, rt_period_us) =
         (kernel_number("sched_rt_runtime_us"), kernel_number("sched_rt_period_us"));
     if rt && rt_runtime_us == Some(-1) && !cfg.allow_unthrottled {
-        return Err(BenchError::Failed(
-            "the kernel's RT throttling is off (/proc/sys/kernel/sched_rt_runtime_us is -1): real-time \
-             workers could starve everything else on their CPUs; turn it back on \
-             (echo 950000 > /proc/sys/kernel/sched_rt_runtime_us) or pass --allow-unthrottled"
-                .into(),
-        ));
+        return Err(Invalid::RtUnthrottled.into());
     }
     let allowed = workers::allowed_cpus().ctx(|| "cannot read this process's CPU affinity".into())?;
     let (cpus, runner_cpus) = plan_cpus(&allowed, cfg.cpus.as_deref(), rt, cfg.all_cpus)?;
@@ -575,8 +562,11 @@ impl Rep<'_> {
         let mut sample = Sample { real_s, ..Sample::default() };
         for (w, exit) in children.iter_mut().zip(&exits) {
             let done = w.line(Instant::now() + READY_LIMIT, what)?;
-            let [user_us, sys_us, nvcsw, nivcsw] = start_usage(&done)
-                .ok_or_else(|| BenchError::Failed(format!("{what}: a worker said '{done}' at its end")))?;
+            let Some([user_us, sys_us, nvcsw, nivcsw]) = start_usage(&done) else {
+                let want =
+                    format!("done <results>{}<user µs> <system µs> <nvcsw> <nivcsw>", workers::START_USAGE);
+                return Err(w.error(what, ChildProblem::Said { line: done, want }));
+            };
             sample.user_s += exit.user_ns as f64 / 1e9 - user_us as f64 / 1e6;
             sample.sys_s += exit.sys_ns as f64 / 1e9 - sys_us as f64 / 1e6;
             sample.nvcsw += (exit.nvcsw as i64 - nvcsw) as f64;
@@ -595,7 +585,7 @@ fn policy_error(e: std::io::Error, policy: Policy, priority: i32) -> BenchError 
     } else {
         ""
     };
-    BenchError::Failed(format!("cannot set {} priority {priority} on a worker: {e}{hint}", policy.name()))
+    BenchError::io(format!("cannot set {} priority {priority} on a worker{hint}", policy.name()), e)
 }
 
 /// The usage at the start in a worker's `done` line: user and system µs, voluntary and
@@ -614,13 +604,7 @@ fn wait_all(children: &mut [ChildGroup], deadline: Instant, what: &str) -> Resul
         let mut exits = Vec::with_capacity(children.len());
         for w in children.iter_mut() {
             match w.try_wait().map_err(|e| e.during(what))? {
-                Some(exit) if !exit.success() => {
-                    return Err(BenchError::Failed(format!(
-                        "{what}: worker {} ended with wait status {:#x}",
-                        w.pid(),
-                        exit.status.into_raw()
-                    )))
-                }
+                Some(exit) if !exit.success() => return Err(w.error(what, ChildProblem::Exited(exit.status))),
                 Some(exit) => exits.push(exit),
                 None => {}
             }

@@ -40,7 +40,7 @@ use schedlab_live::daemon::Enforcer;
 use super::deps::Daemon;
 use super::named::named;
 use super::workers::{self, Role, WorkerSpec};
-use super::{BenchError, Context, Result};
+use super::{BenchError, Context, Invalid, OutputProblem, Result};
 use crate::child::{guard_command, ChildGroup};
 
 /// How long a worker may take to say it is ready.
@@ -284,19 +284,19 @@ struct Target {
 /// Runs the benchmark; `progress` hears of every run.
 pub fn run_slices(cfg: &SlicesConfig, progress: &mut dyn FnMut(&Progress)) -> Result<SlicesReport> {
     if cfg.programs.is_empty() || cfg.runs == 0 {
-        return Err(BenchError::Failed("nothing to measure: no programs or no runs".into()));
+        return Err(Invalid::NothingToMeasure { lacking: "no programs or no runs" }.into());
     }
     if cfg.programs.contains(&Program::Test) && cfg.loops == 0 {
-        return Err(BenchError::Failed("the test program needs at least one loop".into()));
+        return Err(Invalid::Zero { what: "the test program's loops" }.into());
     }
     let start = Instant::now();
     let deadline = start + cfg.time_limit;
     let allowed = workers::allowed_cpus().ctx(|| "cannot read this process's CPU affinity".into())?;
     let cpu = match cfg.cpu {
         Some(c) if allowed.contains(&c) => c,
-        Some(c) => return Err(BenchError::Failed(format!("CPU {c} is not among the allowed {allowed:?}"))),
+        Some(cpu) => return Err(Invalid::CpuNotAllowed { cpu, allowed }.into()),
         None if allowed.contains(&1) => 1,
-        None => *allowed.last().ok_or_else(|| BenchError::Failed("no CPU is allowed".into()))?,
+        None => *allowed.last().ok_or(Invalid::NoCpu)?,
     };
     let slice_ns = match cfg.sched_ext {
         true => Some(
@@ -552,12 +552,14 @@ struct Counts {
 
 /// The counters of a stats answer.
 fn parse_counts(line: &str) -> Result<Counts> {
+    let text = || line.trim().to_string();
+    let stats = |problem: OutputProblem| BenchError::output("the daemon's stats", problem);
     let v: serde_json::Value = serde_json::from_str(line.trim())
-        .map_err(|e| BenchError::Failed(format!("the daemon's stats are not JSON ({e}): {}", line.trim())))?;
-    let num = |k: &str| {
-        v.get(k)
+        .map_err(|source| stats(OutputProblem::NotJson { text: text(), source }))?;
+    let num = |key: &'static str| {
+        v.get(key)
             .and_then(serde_json::Value::as_u64)
-            .ok_or_else(|| BenchError::Failed(format!("the daemon's stats have no '{k}': {}", line.trim())))
+            .ok_or_else(|| stats(OutputProblem::NoKey { key, text: text() }))
     };
     Ok(Counts {
         slices_set: num("slices_set")?,

@@ -65,7 +65,7 @@ use super::ipc::IpcKind;
 use super::named::named;
 use super::stats::{median, quantile};
 use super::workers::{self, Role, WorkerSpec};
-use super::{BenchError, Context, Result};
+use super::{BenchError, Context, Invalid, OutputProblem, Result, Tool};
 use crate::child::{guard_command, ChildGroup};
 
 /// A per-round ratio above this median is a loss.
@@ -372,9 +372,6 @@ pub struct SuiteReport {
     pub notes: Vec<String>,
 }
 
-/// What a stopped suite says.
-pub const INTERRUPTED: &str = "interrupted: every child was killed and nothing is left changed";
-
 /// Runs the suite; `progress` hears of every step; `stop` (set by a signal handler)
 /// ends it early with an error, after every child has been killed.
 pub fn run_suite(
@@ -383,7 +380,7 @@ pub fn run_suite(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<SuiteReport> {
     if cfg.workloads.is_empty() || cfg.rounds == 0 {
-        return Err(BenchError::Failed("nothing to measure: no workloads or no rounds".into()));
+        return Err(Invalid::NothingToMeasure { lacking: "no workloads or no rounds" }.into());
     }
     check_tools(&cfg.workloads)?;
     let started = Instant::now();
@@ -677,33 +674,30 @@ fn bootstrap_ci(
 
 /// Fails with the package to install for each tool the workloads need and lack.
 fn check_tools(workloads: &[Workload]) -> Result<()> {
-    let mut need: Vec<(&str, &str)> = Vec::new();
+    let tool = |program, package| Tool { program, package };
+    let mut need: Vec<Tool> = Vec::new();
     for w in workloads {
         match w {
-            Workload::Hackbench { .. } => need.push(("hackbench", "rt-tests")),
-            Workload::Compress => need.push(("xz", "xz-utils")),
-            Workload::Make => need.extend([("make", "make"), ("cc", "gcc")]),
-            Workload::Wakeup => need.push(("cyclictest", "rt-tests")),
-            Workload::ForkExec | Workload::Deps(_) => need.push(("sh", "dash")),
+            Workload::Hackbench { .. } => need.push(tool("hackbench", "rt-tests")),
+            Workload::Compress => need.push(tool("xz", "xz-utils")),
+            Workload::Make => need.extend([tool("make", "make"), tool("cc", "gcc")]),
+            Workload::Wakeup => need.push(tool("cyclictest", "rt-tests")),
+            Workload::ForkExec | Workload::Deps(_) => need.push(tool("sh", "dash")),
         }
     }
     need.sort();
     need.dedup();
-    let missing: Vec<String> = need
-        .into_iter()
-        .filter(|(tool, _)| {
-            !Command::new("sh")
-                .args(["-c", &format!("command -v {tool}")])
-                .stdout(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-        .map(|(tool, package)| format!("{tool} (apt-get install {package})"))
-        .collect();
-    if missing.is_empty() {
+    need.retain(|t| {
+        !Command::new("sh")
+            .args(["-c", &format!("command -v {}", t.program)])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if need.is_empty() {
         Ok(())
     } else {
-        Err(BenchError::Failed(format!("the suite needs {}", missing.join(", "))))
+        Err(BenchError::Missing { needed_by: "the suite", tools: need })
     }
 }
 
@@ -804,13 +798,10 @@ impl Runner<'_> {
     /// Fails if the suite was interrupted or is past its time limit.
     fn check(&self) -> Result<()> {
         if self.stop.load(Ordering::Relaxed) {
-            return Err(BenchError::Failed(INTERRUPTED.into()));
+            return Err(BenchError::Interrupted);
         }
         if Instant::now() >= self.deadline {
-            return Err(BenchError::Failed(format!(
-                "the suite ran past its time limit of {} s and was stopped",
-                self.cfg.time_limit.as_secs()
-            )));
+            return Err(BenchError::TimeLimit { what: "the suite", limit: self.cfg.time_limit });
         }
         Ok(())
     }
@@ -991,9 +982,12 @@ const HISTOGRAM_US: u32 = 100_000;
 
 /// hackbench's `Time:` line, in seconds.
 fn hackbench_time(out: &str) -> Result<f64> {
-    crate::validate::hackbench::parse_time(out)
-        .map(|ns| ns as f64 / 1e9)
-        .ok_or_else(|| BenchError::Failed(format!("hackbench printed no time: {}", out.trim())))
+    crate::validate::hackbench::parse_time(out).map(|ns| ns as f64 / 1e9).ok_or_else(|| {
+        BenchError::output(
+            "hackbench",
+            OutputProblem::Lacks { thing: "time", output: out.trim().to_string() },
+        )
+    })
 }
 
 /// Latencies in µs as a sparse histogram: (µs, how many), ascending.
@@ -1054,10 +1048,8 @@ fn cyclictest_latencies(out: &str) -> Result<Latencies> {
     }
     counts.retain(|_, n| *n > 0);
     if counts.is_empty() {
-        return Err(BenchError::Failed(format!(
-            "cyclictest printed no histogram: {}",
-            out.lines().take(5).collect::<Vec<_>>().join(" / ")
-        )));
+        let output = out.lines().take(5).collect::<Vec<_>>().join(" / ");
+        return Err(BenchError::output("cyclictest", OutputProblem::Lacks { thing: "histogram", output }));
     }
     Ok(Latencies(counts.into_iter().collect()))
 }

@@ -24,7 +24,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::ipc::{Client, EndpointSpec, Server};
-use super::{cvt, BenchError, Context, Result};
+use super::{cvt, Context, Invalid, Result};
 use crate::child::{guard_command, ChildGroup};
 
 /// The arguments before a worker's own: `<exe> bench worker ...`.
@@ -335,7 +335,7 @@ impl Role {
 /// The hidden `bench worker` subcommand: runs the worker `args` describe until it is
 /// done (the client) or killed (the server when its client is gone; hogs never).
 pub fn worker_main(args: &[String]) -> Result<()> {
-    let spec = WorkerSpec::from_args(args).map_err(BenchError::Failed)?;
+    let spec = WorkerSpec::from_args(args).map_err(Invalid::WorkerArgs)?;
     set_comm(spec.role.comm()).ctx(|| "cannot set the process name".into())?;
     if let Some(nice) = spec.nice {
         set_nice(0, nice).ctx(|| format!("cannot set nice {nice} (needs root or CAP_SYS_NICE)"))?;
@@ -435,10 +435,7 @@ pub fn sync_copy(input: &std::path::Path, output: &std::path::Path, bytes: u64, 
     while copied < bytes {
         let n = src.read(&mut buf).ctx(|| format!("cannot read {}", input.display()))?;
         if n == 0 {
-            return Err(BenchError::Failed(format!(
-                "{} ends after {copied} of {bytes} bytes",
-                input.display()
-            )));
+            return Err(Invalid::ShortInput { path: input.to_path_buf(), len: copied, bytes }.into());
         }
         dst.write_all(&buf[..n]).ctx(|| format!("cannot write {}", out_path.display()))?;
         copied += n as u64;

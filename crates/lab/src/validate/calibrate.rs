@@ -91,7 +91,7 @@ pub fn measure(reps: u32) -> Result<Calibration> {
     let reps = reps.max(1);
     std::thread::spawn(move || measure_pinned(reps))
         .join()
-        .map_err(|_| ValidateError::Failed("the calibration thread panicked".into()))?
+        .map_err(|_| ValidateError::Panicked { thread: "calibration" })?
 }
 
 fn measure_pinned(reps: u32) -> Result<Calibration> {

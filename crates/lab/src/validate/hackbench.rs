@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::bench::{ChildProblem, OutputProblem};
 use crate::child::ChildGroup;
 
 use super::{Result, ValidateError};
@@ -67,20 +68,20 @@ pub fn run(p: &HackbenchParams, limit: Duration) -> Result<HackbenchRun> {
     let cmd = p.command();
     let mut out = tempfile("hackbench")?;
     let file = out.try_clone().map_err(|e| ValidateError::io("cannot duplicate a file", e))?;
+    let line = cmd.join(" ");
     let mut child = ChildGroup::spawn(&cmd[0], &cmd[1..], Some(file))?;
     // Nothing to do meanwhile: one tick is the whole limit.
-    let exit = child.wait_within(limit, limit, || {})?;
+    let exit = child.wait_within(limit, limit, &line, || {})?;
     let mut text = String::new();
     out.seek(SeekFrom::Start(0))
         .and_then(|_| out.read_to_string(&mut text))
         .map_err(|e| ValidateError::io("cannot read hackbench's output", e))?;
-    let line = cmd.join(" ");
+    let output = text.trim().to_string();
     if !exit.success() {
-        return Err(ValidateError::Failed(format!("{line} {}: {}", exit.describe(), text.trim())));
+        return Err(child.error(&line, ChildProblem::ExitedSaying { exit, output }));
     }
-    let time_ns = parse_time(&text).ok_or_else(|| {
-        ValidateError::Failed(format!("{line}: no 'Time:' line in its output: {}", text.trim()))
-    })?;
+    let time_ns = parse_time(&text)
+        .ok_or_else(|| ValidateError::output(line, OutputProblem::Lacks { thing: "'Time:' line", output }))?;
     Ok(HackbenchRun {
         time_ns,
         wall_ns: exit.wall_ns,

@@ -9,6 +9,8 @@ use std::time::Duration;
 use schedlab_sim::{FairFlavor, Report, SimConfig};
 use serde::Serialize;
 
+use crate::bench::Invalid;
+
 use super::calibrate::{self, Calibration};
 use super::fit::{linear_fit, median, LinearFit};
 use super::hackbench::{self, HackbenchParams};
@@ -249,10 +251,7 @@ fn rtapp_section(
     };
     if !dir.is_dir() {
         if explicit {
-            return Err(ValidateError::Failed(format!(
-                "the rt-app directory {} is not a directory",
-                dir.display()
-            )));
+            return Err(Invalid::RtAppDir { dir: dir.clone() }.into());
         }
         return section(vec![], None, None, Some(format!("{} does not exist", dir.display())));
     }

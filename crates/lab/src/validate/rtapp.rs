@@ -25,6 +25,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::bench::{ChildProblem, Invalid, OutputProblem};
 use crate::child::{ChildGroup, Exit};
 
 use super::hackbench::tempfile;
@@ -81,16 +82,13 @@ pub fn calibrate_loop(reps: u32, limit: Duration) -> Result<f64> {
         let (exit, _) = launch(&doc, GUESS_NS_PER_LOOP as f64, &dir, "calibration", limit, &mut |_| {})?;
         let loops: u64 = log_rows(dir.path())?.iter().map(|r| r.perf).sum();
         if loops == 0 {
-            return Err(ValidateError::Failed("rt-app's calibration run logged no loops".into()));
+            return Err(ValidateError::output("rt-app's calibration run", OutputProblem::NoLoops));
         }
         rates.push(exit.cpu_ns() as f64 / loops as f64);
     }
-    rates
-        .iter()
-        .copied()
-        .reduce(f64::min)
-        .filter(|r| r.is_finite() && *r > 0.0)
-        .ok_or_else(|| ValidateError::Failed(format!("rt-app's calibration gave no rate: {rates:?}")))
+    rates.iter().copied().reduce(f64::min).filter(|r| r.is_finite() && *r > 0.0).ok_or_else(|| {
+        ValidateError::output("rt-app's calibration", OutputProblem::NoRate { rates: rates.clone() })
+    })
 }
 
 /// Scales every integer `run` event (keys starting with `run` but not `runtime`) of the
@@ -115,12 +113,8 @@ fn scale_runs(tasks: &mut Value, factor: f64) {
 pub fn run(file: &Path, ns_per_loop: f64, limit: Duration) -> Result<RtAppRun> {
     let text = fs::read_to_string(file)
         .map_err(|e| ValidateError::io(format!("cannot read {}", file.display()), e))?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| {
-        ValidateError::Failed(format!(
-            "{}: not plain JSON (comments are not supported here): {e}",
-            file.display()
-        ))
-    })?;
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|source| Invalid::RtAppJson { file: file.to_path_buf(), source })?;
     let dir = crate::bench::scratch_dir("validate-rtapp")?;
     let mut samples: BTreeMap<i32, (String, Sample)> = BTreeMap::new();
     let (exit, pid) = launch(&doc, ns_per_loop, &dir, &file.display().to_string(), limit, &mut |pid| {
@@ -173,13 +167,10 @@ fn launch(
     each: &mut dyn FnMut(i32),
 ) -> Result<(Exit, i32)> {
     let mut doc = doc.clone();
-    let root = doc
-        .as_object_mut()
-        .ok_or_else(|| ValidateError::Failed(format!("{what}: the top level is not an object")))?;
+    let shape = |part| Invalid::RtAppShape { file: what.to_string(), part };
+    let root = doc.as_object_mut().ok_or_else(|| shape("the top level"))?;
     let global = root.entry("global").or_insert_with(|| json!({}));
-    let global = global
-        .as_object_mut()
-        .ok_or_else(|| ValidateError::Failed(format!("{what}: \"global\" is not an object")))?;
+    let global = global.as_object_mut().ok_or_else(|| shape("\"global\""))?;
     let whole = ns_per_loop.round().max(1.0);
     global.insert("calibration".into(), json!(whole as u64));
     global.insert("logdir".into(), json!(dir.path().display().to_string()));
@@ -194,17 +185,14 @@ fn launch(
     let file = out.try_clone().map_err(|e| ValidateError::io("cannot duplicate a file", e))?;
     let mut child = ChildGroup::spawn("rt-app", &[path.display().to_string()], Some(file))?;
     let pid = child.pid();
-    let exit = child.wait_within(limit, Duration::from_millis(5), || each(pid))?;
+    let running = format!("rt-app {what}");
+    let exit = child.wait_within(limit, Duration::from_millis(5), &running, || each(pid))?;
     if !exit.success() {
         let mut text = String::new();
         let _ = out.seek(SeekFrom::Start(0)).and_then(|_| out.read_to_string(&mut text));
         let tail: Vec<&str> = text.lines().rev().take(5).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(ValidateError::Failed(format!(
-            "rt-app {what} {}: {}",
-            exit.describe(),
-            tail.join(" | ")
-        )));
+        return Err(child.error(&running, ChildProblem::ExitedSaying { exit, output: tail.join(" | ") }));
     }
     Ok((exit, pid))
 }

@@ -295,12 +295,13 @@ fn check_tools(cfg: &OverheadConfig) -> Result<()> {
         let tools = vec![Tool { program: "hackbench", package: "rt-tests" }];
         return Err(BenchError::Missing { needed_by: "the benchmark", tools });
     }
-    if cfg.modes.contains(&Mode::Bpftrace)
+    // The floor is a bpftrace program too: the least any bpftrace costs.
+    if cfg.modes.iter().any(|m| matches!(m, Mode::Bpftrace | Mode::Floor))
         && !found("bpftrace").ctx(|| "looking for bpftrace".into())?.success()
     {
         let tools = vec![Tool { program: "bpftrace", package: "bpftrace" }];
         return Err(BenchError::Missing {
-            needed_by: "the bpftrace mode (leave it out with --modes)",
+            needed_by: "the bpftrace and floor modes (leave them out with --modes)",
             tools,
         });
     }

@@ -2,23 +2,15 @@
 //! the processes did (system-call mix, CPU time, context switches, run bursts) and whom
 //! they waited for (SWAP's dependencies).
 
-use std::collections::HashMap;
 use std::io::{self, Write};
-
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use schedlab_behavior::learn::{long_to_arff, Dataset, FeatureVector, LongRecord, ProcessProfile};
-use schedlab_live::activity::Activity;
-use schedlab_live::dependencies::{Dependency, DependencyRecorder};
-use schedlab_live::process::{tgid_of, ProcInfo};
-use schedlab_live::profile;
-use schedlab_model::{Ns, Pid, Resource};
-use schedlab_store::{
-    Burst, DependencyEdge, DurationStats, Process, ProcessKey, Store, SyscallCount, Window,
-};
-use serde::Serialize;
+use schedlab_behavior::learn::{long_to_arff, Dataset, FeatureVector, LongRecord};
+use schedlab_live::observation::{self, Observation};
+use schedlab_model::Ns;
+use schedlab_store::Store;
 
 use crate::human::{count, duration};
 use crate::table::{Align, Table};
@@ -77,140 +69,6 @@ pub struct ObserveOpts {
     pub no_store: bool,
 }
 
-#[derive(Debug, Serialize)]
-struct Bursts {
-    count: usize,
-    mean_ns: Ns,
-    p90_ns: Ns,
-}
-
-#[derive(Debug, Serialize)]
-pub(crate) struct ProcessReport {
-    pub(crate) pid: u32,
-    pub(crate) comm: String,
-    exe: String,
-    syscalls: serde_json::Map<String, serde_json::Value>,
-    /// The calls, most frequent first.
-    #[serde(skip)]
-    ranked: Vec<(String, u64)>,
-    runtime_ns: Ns,
-    /// Time blocked (from blocking to the wake-up).
-    sleep_ns: Ns,
-    nvcsw: u64,
-    nivcsw: u64,
-    bursts: Bursts,
-    /// The process as the learning code sees it (its run bursts shortest first), from
-    /// the builder the daemon uses too ([`schedlab_live::profile`]).
-    #[serde(skip)]
-    profile: ProcessProfile,
-}
-
-impl ProcessReport {
-    /// The report of one process from its profile.
-    fn new(pid: u32, exe: String, profile: ProcessProfile) -> ProcessReport {
-        let mut ranked: Vec<(String, u64)> = profile.syscalls.iter().map(|(c, &n)| (c.clone(), n)).collect();
-        ranked.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
-        let syscalls = ranked.iter().map(|(name, n)| (name.clone(), serde_json::Value::from(*n))).collect();
-        let b = &profile.run_bursts_ns;
-        let mean = if b.is_empty() { 0 } else { b.iter().sum::<Ns>() / b.len() as Ns };
-        ProcessReport {
-            pid,
-            comm: profile.name.clone(),
-            exe,
-            syscalls,
-            ranked,
-            runtime_ns: profile.runtime_ns,
-            sleep_ns: profile.sleep_ns,
-            nvcsw: profile.voluntary_switches,
-            nivcsw: profile.involuntary_switches,
-            bursts: Bursts { count: b.len(), mean_ns: mean, p90_ns: percentile(b, 0.9) },
-            profile,
-        }
-    }
-
-    /// The process as the learning code sees it.
-    pub(crate) fn profile(&self) -> &ProcessProfile {
-        &self.profile
-    }
-}
-
-/// Every process of a window that `wanted` keeps, busiest first: named by `comm_of`,
-/// their programs by `exe_of`.
-fn process_reports(
-    window: &profile::Window,
-    tgid_of: impl Fn(u32) -> u32,
-    comm_of: impl Fn(u32) -> String,
-    exe_of: impl Fn(u32) -> String,
-    wanted: impl Fn(u32) -> bool,
-) -> Vec<ProcessReport> {
-    let mut processes: Vec<ProcessReport> = profile::profiles(window, tgid_of, wanted)
-        .into_iter()
-        .map(|(pid, mut p)| {
-            p.name = comm_of(pid);
-            ProcessReport::new(pid, exe_of(pid), p)
-        })
-        .collect();
-    processes.sort_by(|a, b| b.runtime_ns.cmp(&a.runtime_ns).then(a.pid.cmp(&b.pid)));
-    processes
-}
-
-#[derive(Debug, Serialize)]
-struct TaskRef {
-    pid: u32,
-    comm: String,
-}
-
-#[derive(Debug, Serialize)]
-struct ResourceRef {
-    kind: &'static str,
-    id: u64,
-    name: String,
-    #[serde(skip)]
-    resource: Resource,
-}
-
-#[derive(Debug, Serialize)]
-struct DependencyReport {
-    requester: TaskRef,
-    provider: TaskRef,
-    resource: ResourceRef,
-    confidence: u32,
-    wakeups: u64,
-}
-
-#[derive(Debug, Serialize)]
-pub(crate) struct Report {
-    pub(crate) duration_ns: Ns,
-    events: u64,
-    lost_events: u64,
-    pub(crate) processes: Vec<ProcessReport>,
-    dependencies: Vec<DependencyReport>,
-}
-
-fn resource_ref(r: &Resource) -> ResourceRef {
-    let id = match *r {
-        Resource::Socket { inode }
-        | Resource::Pipe { inode, .. }
-        | Resource::Fifo { inode, .. }
-        | Resource::Flock { inode, .. } => inode,
-        Resource::SysvMsg { id } | Resource::SysvSem { id, .. } => id as u64,
-        Resource::Signal { pid } => u64::from(pid),
-    };
-    ResourceRef { kind: r.kind(), id, name: r.to_string(), resource: *r }
-}
-
-fn proc_comm(pid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim_end().to_string())
-}
-
-fn percentile(sorted: &[Ns], p: f64) -> Ns {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
 /// Runs `schedlab observe`.
 pub fn run(opts: &ObserveOpts) -> Result<()> {
     let report = observe_window(opts.duration, &opts.pids)?;
@@ -238,7 +96,7 @@ pub fn run(opts: &ObserveOpts) -> Result<()> {
     }
     if !opts.no_store {
         let path = opts.store.clone().unwrap_or_else(Store::default_path);
-        keep(&Store::open(&path)?, &report)
+        observation::keep(&Store::open(&path)?, &report)
             .with_context(|| format!("cannot keep the window in {}", path.display()))?;
     }
     let mut out = io::stdout().lock();
@@ -251,154 +109,32 @@ pub fn run(opts: &ObserveOpts) -> Result<()> {
     Ok(())
 }
 
-/// Keeps a window in the store: the window, its processes, their syscall counts and
-/// bursts, and the dependency edges.
-fn keep(store: &Store, r: &Report) -> Result<()> {
-    let started_ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as Ns)
-        .saturating_sub(r.duration_ns);
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string();
-    let kernel = schedlab_ext::kernel::release();
-    let window = store.insert_window(&Window {
-        started_ns,
-        duration_ns: r.duration_ns,
-        host,
-        kernel,
-        events: r.events,
-        lost_events: r.lost_events,
-    })?;
-    let mut keys = HashMap::new();
-    for p in &r.processes {
-        let info = ProcInfo::read(p.pid).unwrap_or(ProcInfo { pid: p.pid, ..ProcInfo::default() });
-        let key = info.key();
-        keys.insert(p.pid, key);
-        let exe = (!p.exe.is_empty()).then(|| p.exe.clone());
-        store.insert_process(&Process {
-            window,
-            key,
-            comm: p.comm.clone(),
-            exe,
-            cmdline: info.cmdline,
-            cgroup: info.cgroup,
-            uid: info.uid,
-            ppid: Pid(info.ppid),
-        })?;
-        for (call, n) in &p.ranked {
-            if let Some(nr) = schedlab_model::syscall_nr(call) {
-                store.insert_syscall_count(&SyscallCount { window, key, nr, count: *n })?;
-            }
-        }
-        let stats = |v: &[Ns]| DurationStats {
-            count: v.len() as u64,
-            total_ns: v.iter().sum(),
-            min_ns: v.iter().copied().min().unwrap_or(0),
-            max_ns: v.iter().copied().max().unwrap_or(0),
-        };
-        let wait = DurationStats { count: p.nvcsw, total_ns: p.sleep_ns, min_ns: 0, max_ns: 0 };
-        store.insert_burst(&Burst { window, key, run: stats(&p.profile.run_bursts_ns), wait })?;
-    }
-    let key_of = |pid: u32| keys.get(&pid).copied().unwrap_or(ProcessKey { pid: Pid(pid), start_time: 0 });
-    for d in &r.dependencies {
-        store.insert_dependency_edge(&DependencyEdge {
-            window,
-            requester: key_of(d.requester.pid),
-            provider: key_of(d.provider.pid),
-            resource: d.resource.resource,
-            confidence: d.confidence,
-            wakeups: d.wakeups,
-        })?;
-    }
-    Ok(())
-}
-
-/// Observes the machine for `window_ns` and aggregates what happened per process
-/// (restricted to `pids` when not empty).
+/// Observes the machine for `window_ns` (restricted to `pids` when not empty), with a
+/// progress bar.
 #[cfg(target_os = "linux")]
-pub(crate) fn observe_window(window_ns: Ns, pids: &[u32]) -> Result<Report> {
-    use std::time::{Duration, Instant};
-
-    use anyhow::Context;
+pub(crate) fn observe_window(window_ns: Ns, pids: &[u32]) -> Result<Observation> {
     use indicatif::{ProgressBar, ProgressStyle};
-    use schedlab_live::observer::{Observer, ObserverOptions, SchedEvents};
 
-    // Every switch and waking, and the system-call hook for the whole window: the report
-    // gives exact per-process call counts.
-    let options =
-        ObserverOptions { syscalls: true, sched_events: SchedEvents::All, ..ObserverOptions::default() };
-    let mut observer = Observer::start(options).context("cannot start the live observer")?;
-    let mut stats = Activity::default();
-    let mut deps = DependencyRecorder::new();
-
-    let window = Duration::from_nanos(window_ns);
-    let bar = ProgressBar::new(window.as_millis() as u64);
+    let bar = ProgressBar::new(window_ns / 1_000_000);
     bar.set_style(
         ProgressStyle::with_template("observing {bar:30} {elapsed}/{duration} {msg}")
             .expect("a valid progress template"),
     );
-    let start = Instant::now();
-    loop {
-        let elapsed = start.elapsed();
-        if elapsed >= window {
-            break;
-        }
-        let wait = (window - elapsed).min(Duration::from_millis(100));
-        observer.poll(&mut (&mut stats, &mut deps), wait).context("cannot read the observer's events")?;
-        bar.set_position(start.elapsed().as_millis() as u64);
-        bar.set_message(format!("{} events", count(observer.events() as f64)));
-    }
-    let duration_ns = start.elapsed().as_nanos() as Ns;
-    let counts = observer.syscall_counts().context("cannot read the syscall counts")?;
-    let lost_events = observer.lost_events().context("cannot read the lost-event count")?;
+    let observed = observation::observe(window_ns, pids, &mut |elapsed, events| {
+        bar.set_position(elapsed.as_millis() as u64);
+        bar.set_message(format!("{} events", count(events as f64)));
+    });
     bar.finish_and_clear();
-
-    // The process of each thread and what it is called.
-    let tgid_of = |pid: u32| -> u32 {
-        observer.task(pid).map(|t| t.tgid).filter(|&t| t != 0).or_else(|| tgid_of(pid)).unwrap_or(pid)
-    };
-    let comm_of = |pid: u32| -> String {
-        observer
-            .task(pid)
-            .map(|t| t.comm.clone())
-            .filter(|c| !c.is_empty())
-            .or_else(|| proc_comm(pid))
-            .unwrap_or_default()
-    };
-    let wanted = |tgid: u32| pids.is_empty() || pids.contains(&tgid);
-    let exe_of = |pid: u32| -> String {
-        observer
-            .task(pid)
-            .and_then(|t| t.exe.clone())
-            .or_else(|| schedlab_live::process::exe_of(pid))
-            .unwrap_or_default()
-    };
-    let none = HashMap::new();
-    let window =
-        profile::Window { length_ns: duration_ns, counts: &counts, baseline: &none, activity: &stats };
-    let processes = process_reports(&window, tgid_of, comm_of, exe_of, wanted);
-
-    let dependencies: Vec<DependencyReport> = deps
-        .dependencies()
-        .into_iter()
-        .filter(|d: &Dependency| wanted(tgid_of(d.requester.0)) || wanted(tgid_of(d.provider.0)))
-        .map(|d| DependencyReport {
-            requester: TaskRef { pid: d.requester.0, comm: comm_of(d.requester.0) },
-            provider: TaskRef { pid: d.provider.0, comm: comm_of(d.provider.0) },
-            resource: resource_ref(&d.resource),
-            confidence: d.confidence,
-            wakeups: d.wakeups,
-        })
-        .collect();
-    Ok(Report { duration_ns, events: observer.events(), lost_events, processes, dependencies })
+    observed.context("cannot observe (the live observer)")
 }
 
 /// Observing needs Linux (eBPF tracepoints).
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn observe_window(_window_ns: Ns, _pids: &[u32]) -> Result<Report> {
+pub(crate) fn observe_window(_window_ns: Ns, _pids: &[u32]) -> Result<Observation> {
     anyhow::bail!("schedlab observe needs Linux (eBPF tracepoints)")
 }
 
-fn write_human(out: &mut impl Write, r: &Report, top: usize) -> io::Result<()> {
+fn write_human(out: &mut impl Write, r: &Observation, top: usize) -> io::Result<()> {
     writeln!(
         out,
         "observed {} : {} events, {} lost, {} processes",
@@ -469,89 +205,6 @@ fn write_human(out: &mut impl Write, r: &Report, top: usize) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use schedlab_model::{Event, EventSink};
-
-    #[test]
-    fn a_window_is_kept_in_the_store() {
-        let path = std::env::temp_dir().join(format!("schedlab-observe-{}.db", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        let me = std::process::id();
-        let report = Report {
-            duration_ns: 1_000_000_000,
-            events: 7,
-            lost_events: 0,
-            processes: vec![ProcessReport::new(
-                me,
-                String::new(),
-                ProcessProfile {
-                    name: "test".into(),
-                    window_secs: 1.0,
-                    syscalls: [("read".to_string(), 5), ("write".to_string(), 2)].into(),
-                    voluntary_switches: 2,
-                    involuntary_switches: 0,
-                    run_bursts_ns: vec![10, 20],
-                    runtime_ns: 30,
-                    sleep_ns: 60,
-                },
-            )],
-            dependencies: vec![DependencyReport {
-                requester: TaskRef { pid: me, comm: "test".into() },
-                provider: TaskRef { pid: 1, comm: "init".into() },
-                resource: resource_ref(&Resource::Pipe { inode: 9, write: false }),
-                confidence: 21,
-                wakeups: 1,
-            }],
-        };
-        let store = Store::open(&path).unwrap();
-        keep(&store, &report).unwrap();
-        let (w, window) = store.windows().unwrap().pop().unwrap();
-        assert_eq!((window.events, window.duration_ns), (7, 1_000_000_000));
-        let procs = store.processes(w).unwrap();
-        assert_eq!(procs[0].comm, "test");
-        assert!(procs[0].key.start_time > 0, "the start time comes from /proc");
-        assert_eq!(store.syscall_counts(w).unwrap().len(), 2);
-        assert_eq!(store.bursts(w).unwrap()[0].run.total_ns, 30);
-        assert_eq!(store.dependency_edges(w).unwrap()[0].confidence, 21);
-        // Closed first: SQLite removes its log and index files with the last connection.
-        drop(store);
-        std::fs::remove_file(&path).unwrap();
-    }
-
-    #[test]
-    fn the_report_gives_the_model_what_the_daemon_gives_it() {
-        use schedlab_model::{EventKind, PrevState};
-        let mut activity = Activity::default();
-        for (time, prev, prev_state, next) in
-            [(0, 0, PrevState::Runnable, 7), (40, 7, PrevState::Runnable, 8), (90, 8, PrevState::Blocked, 7)]
-        {
-            let kind = EventKind::Switch { cpu: 0, prev: Pid(prev), prev_state, next: Pid(next) };
-            activity.event(&Event { time, kind });
-        }
-        let read = schedlab_model::syscall_nr("read").unwrap();
-        let counts = HashMap::from([((7, read), 9), ((7, 4000), 1)]);
-        let none = HashMap::new();
-        let window =
-            profile::Window { length_ns: 1_000, counts: &counts, baseline: &none, activity: &activity };
-        let tgid_of = |t: u32| if t == 8 { 7 } else { t };
-        let reports = process_reports(&window, tgid_of, |_| "prog".into(), |_| String::new(), |_| true);
-        let mut served = profile::profiles(&window, tgid_of, |_| true).remove(&7).unwrap();
-        served.name = "prog".into();
-        assert_eq!(reports.len(), 1);
-        assert_eq!(reports[0].profile().features(), served.features(), "the same features both ways");
-        // And the report says what the profile holds.
-        let r = &reports[0];
-        assert_eq!((r.pid, r.nvcsw, r.nivcsw, r.runtime_ns), (7, 1, 1, 90));
-        assert_eq!(r.ranked, [("read".to_string(), 9), ("syscall_4000".to_string(), 1)]);
-        assert_eq!(r.syscalls["read"], 9);
-    }
-
-    #[test]
-    fn percentiles_take_the_nearest_rank() {
-        assert_eq!(percentile(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.9), 9);
-        assert_eq!(percentile(&[], 0.9), 0);
-    }
-
     #[test]
     fn observe_parses_its_options() {
         let o = crate::tests::parse(&["observe", "--duration", "2s", "--pid", "1", "--pid", "7", "--json"])

@@ -4,7 +4,7 @@
 //!   ([`dependencies`]) and the peers of UNIX sockets they need ([`socket_peers`]),
 //!   what a process is doing now ([`activity`]), `/proc` reads ([`process`]), and the
 //!   model's process profiles from an observation window ([`profile`]), the same for
-//!   `observe` and the daemon.
+//!   `observe` and the daemon, and one window observed and kept ([`observation`]).
 //! - Acting: the daemon ([`daemon`]) with its configuration ([`config`]), the journaled
 //!   changes it makes to processes ([`actuator`], [`settings`]) and the cpuset cgroups
 //!   it moves them into ([`cgroup`]).
@@ -22,6 +22,8 @@ pub mod config;
 #[cfg(target_os = "linux")]
 pub mod daemon;
 pub mod dependencies;
+#[cfg(target_os = "linux")]
+pub mod observation;
 #[cfg(target_os = "linux")]
 pub mod observer;
 #[cfg(target_os = "linux")]

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Prints the table of a live result kept in results/ (a command's --json output, dated):
+`scripts/results.py KIND FILE`. The README's live tables are this script's output on
+the file they cite, so that every live number there comes from a kept run and
+`make readme` refreshes them. KIND is the command that wrote FILE:
+
+  validate   schedlab validate --json
+  deps       schedlab bench deps --json (with or without --with-daemon)
+"""
+import json
+import sys
+
+
+def table(rows):
+    """Left-aligns the first column and right-aligns the others, two spaces apart."""
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        cells = [str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        print("  ".join(cells).rstrip())
+
+
+def ms(ns):
+    return f"{ns / 1e6:.1f}"
+
+
+def validate(r):
+    h = r["hackbench"]
+    rows = [["G", "real (ms)", "simulated (ms)", "real/sim", "real switches", "simulated switches"]]
+    for row in h["rows"]:
+        rows.append([
+            row["groups"], ms(row["real_ns"]), ms(row["sim_ns"]), f"{row['real_ns'] / row['sim_ns']:.2f}",
+            row["real_nvcsw"] + row["real_nivcsw"], row["sim_nvcsw"] + row["sim_nivcsw"],
+        ])
+    print(f"{h['command']} (median of {r['reps']}) against {h['sim_spec']}, {r['cpus']} CPUs, {r['fair']}")
+    table(rows)
+    f = h["fit"]
+    if f:
+        print(f"real = {f['slope']:.3f} x simulated + {f['intercept'] / 1e6:.1f} ms, R² = {f['r2']:.3f}; "
+              f"through the origin {f['slope_through_origin']:.3f}")
+    if h.get("other_load") is not None:
+        print(f"other processes kept {h['other_load'] * 100:.0f} % of the CPUs busy meanwhile")
+    c = r.get("calibration")
+    if c:
+        print(f"calibration: null syscall {c['null_syscall_ns']:.0f} ns, pipe syscall {c['pipe_syscall_ns']:.0f} ns, "
+              f"copy {c['copy_ns_per_kib']:.0f} ns/KiB, context switch {c['context_switch_ns']:.0f} ns")
+    rt = r.get("rtapp")
+    if rt and rt["files"]:
+        print()
+        rows = [["rt-app file / thread", "real (ms)", "simulated (ms)", "real share", "simulated share"]]
+        for fl in rt["files"]:
+            pct = lambda v: "-" if v is None else f"{v * 100:.1f} %"
+            opt = lambda v: "-" if v is None else ms(v)
+            rows.append([fl["file"], opt(fl["real_makespan_ns"]), opt(fl["sim_makespan_ns"]), "", ""])
+            for t in fl["tasks"]:
+                rows.append(["  " + t["name"], opt(t["real_runtime_ns"]), opt(t["sim_runtime_ns"]),
+                             pct(t["real_share"]), pct(t["sim_share"])])
+        table(rows)
+
+
+def deps(r):
+    names = {"unloaded": "unloaded", "loaded": "loaded", "reniced": "loaded, reniced", "daemon": "loaded, daemon"}
+    scenarios = [c["scenario"] for c in r["kinds"][0]["cells"]]
+    rows = [["IPC"] + [names.get(s, s) for s in scenarios]]
+    for k in r["kinds"]:
+        cells = []
+        for c in k["cells"]:
+            m = c["stats"]["median_ms"]
+            ratio = c.get("ratio_to_unloaded")
+            cells.append(f"{m:.1f} ms" + ("" if c["scenario"] == "unloaded" or ratio is None else f" ({ratio:.2f}x)"))
+        rows.append([k["kind"]] + cells)
+    print(f"median round trip of {r['iterations']} ({r['warmup']} warm-up), sort of {r['sort_len']} integers, "
+          f"client nice {r['client_nice']}, {r['load']} hogs on each of CPUs {r['cpus']}")
+    table(rows)
+
+
+KINDS = {"validate": validate, "deps": deps}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in KINDS:
+        sys.exit(f"usage: {sys.argv[0]} {{{'|'.join(KINDS)}}} FILE")
+    with open(sys.argv[2]) as f:
+        KINDS[sys.argv[1]](json.load(f))

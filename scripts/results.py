@@ -5,7 +5,8 @@ the file they cite, so that every live number there comes from a kept run and
 `make readme` refreshes them. KIND is the command that wrote FILE:
 
   validate   schedlab validate --json
-  deps       schedlab bench deps --json (with or without --with-daemon)
+  deps       schedlab bench deps --json (with or without --with-daemon, --multi-server)
+  slices     schedlab bench slices --json
 """
 import json
 import sys
@@ -73,7 +74,28 @@ def deps(r):
     table(rows)
 
 
-KINDS = {"validate": validate, "deps": deps}
+# Where a test program's burst falls against the slice and T_m (bench slices' zones).
+ZONES = {"within_slice": "within the slice", "slice_plus_tm": "slice ... slice + T_m", "beyond": "past slice + T_m"}
+
+
+def slices(r):
+    default = r["default_slice_ms"]
+    print(f"CPU {r['cpu']}, {r['runs']} runs per side, default slice "
+          f"{'unreadable' if default is None else f'{default:.1f} ms'}, T_m {r['tm_ms']} ms, enforcer {r['enforcer']}")
+    rows = [["program", "the burst is", "without (ms)", "with the daemon (ms)", "ratio", "slices set/reset"]]
+    for p in r["programs"]:
+        d = p["with_daemon"].get("daemon") or {}
+        rows.append([
+            p["label"], ZONES.get(p.get("zone"), "one long burst"), f"{p['without']['mean_ms']:.1f}",
+            f"{p['with_daemon']['mean_ms']:.1f}", f"{p['ratio']:.3f}",
+            f"{d.get('slices_set', '-')}/{d.get('slices_reset', '-')}",
+        ])
+    table(rows)
+    for s in r.get("skipped") or []:
+        print(f"skipped: {s}")
+
+
+KINDS = {"validate": validate, "deps": deps, "slices": slices}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in KINDS:

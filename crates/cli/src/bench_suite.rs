@@ -219,53 +219,13 @@ fn keep_trial(
     complete: bool,
     quick: bool,
 ) -> Result<Option<schedlab_store::EnforcerTrial>> {
-    let Some(enforcer) = trial_enforcer(&r.daemon.enforcers) else { return Ok(None) };
-    let trial = schedlab_store::EnforcerTrial {
-        kernel: schedlab_ext::kernel::release(),
-        enforcer: enforcer.to_string(),
-        at_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64),
-        complete,
-        losses: r.losses as u32,
-        summary: trial_summary(r, quick),
+    let at_unix_s =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let Some(trial) = r.trial(&schedlab_ext::kernel::release(), complete, quick, at_unix_s) else {
+        return Ok(None);
     };
     store.record_enforcer_trial(&trial).context("cannot keep the trial in the store")?;
     Ok(Some(trial))
-}
-
-/// The enforcer a suite judged, by what each of its daemon runs said it used: one
-/// enforcer throughout, or none.
-#[cfg(target_os = "linux")]
-fn trial_enforcer(used: &[String]) -> Option<&'static str> {
-    use schedlab_live::daemon::{SCHED_EXT_ENFORCER, SCHED_EXT_TRIAL, SYSCALLS_ENFORCER};
-    match used {
-        [one] if one == SCHED_EXT_ENFORCER => Some(SCHED_EXT_TRIAL),
-        [] => None,
-        all if all.iter().all(|e| e.starts_with(SYSCALLS_ENFORCER)) => Some("syscalls"),
-        _ => None,
-    }
-}
-
-/// A trial's summary: the configuration, the rounds, and each loss with its ratio.
-#[cfg(target_os = "linux")]
-fn trial_summary(r: &schedlab_lab::bench::suite::SuiteReport, quick: bool) -> String {
-    use schedlab_lab::bench::suite::Verdict;
-    let losses: Vec<String> = r
-        .rows
-        .iter()
-        .filter(|row| row.verdict == Verdict::Loss)
-        .map(|row| {
-            format!("{} {} {:.2} ({:.2}-{:.2})", row.workload, row.metric, row.ratio, row.ci_low, row.ci_high)
-        })
-        .collect();
-    format!(
-        "{} configuration, {} rounds{}: {}",
-        r.config,
-        r.rounds,
-        if quick { " (--quick)" } else { "" },
-        if losses.is_empty() { "no loss".to_string() } else { losses.join(", ") }
-    )
 }
 
 #[cfg(target_os = "linux")]
@@ -434,24 +394,4 @@ fn chart(r: &schedlab_lab::bench::suite::SuiteReport) -> Result<String> {
     };
     draw(&mut out).map_err(|e| anyhow::anyhow!("cannot draw the chart: {e}"))?;
     Ok(out)
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_trial_judges_the_one_enforcer_the_daemon_kept_to() {
-        let ext = schedlab_live::daemon::SCHED_EXT_ENFORCER.to_string();
-        let calls = |why: &str| format!("system calls ({why})");
-        assert_eq!(trial_enforcer(std::slice::from_ref(&ext)), Some("sched-ext"));
-        assert_eq!(trial_enforcer(&[calls("chosen")]), Some("syscalls"));
-        assert_eq!(
-            trial_enforcer(&[calls("chosen"), calls("this kernel has no sched_ext")]),
-            Some("syscalls")
-        );
-        // The kernel ended the scheduler in one round: the suite judged a mix.
-        assert_eq!(trial_enforcer(&[ext, calls("chosen")]), None);
-        assert_eq!(trial_enforcer(&[]), None);
-    }
 }

@@ -1,75 +1,18 @@
 //! `schedlab tune --live`: tuning on this machine what it lets schedlab change.
 //!
 //! The kernel's global fair-class knobs (debugfs) are locked on machines with lockdown
-//! (this project's VMs), so the live objective tunes the daemon's own parameter that
-//! the client-server benchmark depends on: `boost_max_ms`, how long a provider may keep
-//! a blocked client's priority. Each evaluation runs `schedlab bench deps` over a pipe,
-//! loaded, under `schedlab run` with that bound, and returns the client's median
-//! completion time; a candidate already measured (whole milliseconds) is not run again.
+//! (this project's VMs), so the live objective tunes the daemon's own `boost_max_ms`
+//! (`schedlab_lab::bench::boost_tuning`); this module runs the search and prints it.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
-use schedlab_lab::bench::deps::{run_deps, DepsConfig};
-use schedlab_lab::bench::ipc::IpcKind;
-use schedlab_tune::{debugfs_knobs_writable, golden_section, particle_swarm, BatchCost, TuneError};
+use schedlab_lab::bench::boost_tuning::{BoostObjective, DEFAULT_MS, RANGE_MS};
+use schedlab_tune::{debugfs_knobs_writable, golden_section, particle_swarm};
 use serde::Serialize;
 
 use crate::tune::{Method, TuneOpts};
-
-/// The searched range of `boost_max_ms`.
-const RANGE_MS: (f64, f64) = (1.0, 100.0);
-/// The daemon's built-in value, the default the best is compared with.
-const DEFAULT_MS: u64 = 100;
-
-/// The live objective: the client's median completion time (ms) under the daemon with a
-/// given `boost_max_ms`, cached per whole millisecond; evaluations in request order.
-struct LiveObjective {
-    load: u32,
-    iterations: u32,
-    cache: Mutex<HashMap<u64, f64>>,
-    evaluations: Mutex<Vec<(u64, f64)>>,
-}
-
-impl LiveObjective {
-    fn evaluate(&self, boost_max_ms: f64) -> Result<f64, TuneError> {
-        let ms = boost_max_ms.round().clamp(RANGE_MS.0, RANGE_MS.1) as u64;
-        let cached = self.cache.lock().expect("no panics while held").get(&ms).copied();
-        let value = match cached {
-            Some(v) => v,
-            None => {
-                let cfg = DepsConfig {
-                    kinds: vec![IpcKind::Pipe],
-                    load: self.load,
-                    iterations: self.iterations,
-                    warmup: 2,
-                    with_daemon: true,
-                    daemon_only: true,
-                    daemon_config: format!("[daemon]\nmodel = false\nslices = false\nboost_max_ms = {ms}\n"),
-                    time_limit: Duration::from_secs(120),
-                    ..DepsConfig::default()
-                };
-                let report = run_deps(&cfg, &mut |_| {}).map_err(|e| TuneError::Objective(Box::new(e)))?;
-                let v = report.kinds[0].cells[0].stats.median_ms;
-                self.cache.lock().expect("no panics while held").insert(ms, v);
-                v
-            }
-        };
-        self.evaluations.lock().expect("no panics while held").push((ms, value));
-        eprintln!("boost_max_ms {ms:>3}: median {value:.3} ms");
-        Ok(value)
-    }
-}
-
-impl BatchCost for LiveObjective {
-    /// One after the other: live runs must not overlap.
-    fn cost_batch(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>, TuneError> {
-        xs.iter().map(|x| self.evaluate(x[0])).collect()
-    }
-}
 
 /// What `--live` found.
 #[derive(Debug, Serialize)]
@@ -105,15 +48,14 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
         Err(e) => format!("not writable: {e}"),
     };
     eprintln!("kernel knobs: {debugfs}; tuning the daemon's boost_max_ms on bench deps (pipe)");
-    let objective = LiveObjective {
-        load: 4,
-        iterations: 15,
-        cache: Mutex::new(HashMap::new()),
-        evaluations: Mutex::new(Vec::new()),
-    };
+    let objective = BoostObjective::new(
+        4,
+        15,
+        Box::new(|ms, median| eprintln!("boost_max_ms {ms:>3}: median {median:.3} ms")),
+    );
     let start = Instant::now();
     let default_median = objective.evaluate(DEFAULT_MS as f64)?;
-    objective.evaluations.lock().expect("not poisoned").clear();
+    objective.forget_evaluations();
     let method = match opts.method {
         Method::Golden => {
             let tol = opts.tolerance.map_or(2.0, |ns| (ns as f64 / 1e6).max(1.0));
@@ -128,7 +70,7 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
         }
         Method::Rsm => unreachable!("refused above"),
     };
-    let trace = objective.evaluations.into_inner().expect("not poisoned");
+    let trace = objective.into_evaluations();
     let (best_i, &(best_ms, best_median)) = trace
         .iter()
         .enumerate()

@@ -18,12 +18,16 @@
 //! client-server round trips) on bare Linux and under `schedlab run`, A-B-B-A, with a
 //! verdict per workload.
 //!
+//! [`boost_tuning`] is `schedlab tune --live`'s objective: [`deps`] under the daemon
+//! with a given `boost_max_ms`.
+//!
 //! [`slices`] is PFS's processing-time experiment (paper 001, section 5): a test
 //! program of CPU bursts and sleeps, gzip and sort, each beside a CPU hog, timed
 //! without and with `schedlab run` giving burst-aware slices.
 
 use std::io;
 
+pub mod boost_tuning;
 pub mod deps;
 mod error;
 pub mod ipc;

@@ -59,6 +59,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use schedlab_live::daemon::Enforcer;
+use schedlab_store::EnforcerTrial;
 
 use super::deps::{self, BoostReaction, DepsConfig, Scenario};
 use super::ipc::IpcKind;
@@ -1110,6 +1111,57 @@ impl DaemonRun {
     }
 }
 
+impl SuiteReport {
+    /// This suite as the trial of the enforcer its daemon used throughout, on kernel
+    /// `kernel` at `at_unix_s`; `complete` when every workload ran, `quick` for the
+    /// summary. `None` where the daemon did not keep to one enforcer (the kernel ended
+    /// the sched_ext scheduler mid-suite): such a suite judged a mix.
+    pub fn trial(&self, kernel: &str, complete: bool, quick: bool, at_unix_s: i64) -> Option<EnforcerTrial> {
+        Some(EnforcerTrial {
+            kernel: kernel.to_string(),
+            enforcer: trial_enforcer(&self.daemon.enforcers)?.to_string(),
+            at_unix_s,
+            complete,
+            losses: self.losses as u32,
+            summary: self.trial_summary(quick),
+        })
+    }
+
+    /// A trial's summary: the configuration, the rounds, and each loss with its ratio.
+    fn trial_summary(&self, quick: bool) -> String {
+        let losses: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|row| row.verdict == Verdict::Loss)
+            .map(|row| {
+                format!(
+                    "{} {} {:.2} ({:.2}-{:.2})",
+                    row.workload, row.metric, row.ratio, row.ci_low, row.ci_high
+                )
+            })
+            .collect();
+        format!(
+            "{} configuration, {} rounds{}: {}",
+            self.config,
+            self.rounds,
+            if quick { " (--quick)" } else { "" },
+            if losses.is_empty() { "no loss".to_string() } else { losses.join(", ") }
+        )
+    }
+}
+
+/// The enforcer a suite judged, by what each of its daemon runs said it used: one
+/// enforcer throughout, or none.
+fn trial_enforcer(used: &[String]) -> Option<&'static str> {
+    use schedlab_live::daemon::{SCHED_EXT_ENFORCER, SCHED_EXT_TRIAL, SYSCALLS_ENFORCER};
+    match used {
+        [one] if one == SCHED_EXT_ENFORCER => Some(SCHED_EXT_TRIAL),
+        [] => None,
+        all if all.iter().all(|e| e.starts_with(SYSCALLS_ENFORCER)) => Some("syscalls"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1254,5 +1306,20 @@ mod tests {
             .expect("make runs");
         assert!(status.success());
         assert!(project.join("prog").exists() && project.join("unit2.o").exists());
+    }
+
+    #[test]
+    fn a_trial_judges_the_one_enforcer_the_daemon_kept_to() {
+        let ext = schedlab_live::daemon::SCHED_EXT_ENFORCER.to_string();
+        let calls = |why: &str| format!("system calls ({why})");
+        assert_eq!(trial_enforcer(std::slice::from_ref(&ext)), Some("sched-ext"));
+        assert_eq!(trial_enforcer(&[calls("chosen")]), Some("syscalls"));
+        assert_eq!(
+            trial_enforcer(&[calls("chosen"), calls("this kernel has no sched_ext")]),
+            Some("syscalls")
+        );
+        // The kernel ended the scheduler in one round: the suite judged a mix.
+        assert_eq!(trial_enforcer(&[ext, calls("chosen")]), None);
+        assert_eq!(trial_enforcer(&[]), None);
     }
 }

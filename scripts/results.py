@@ -7,6 +7,8 @@ the file they cite, so that every live number there comes from a kept run and
   validate   schedlab validate --json
   deps       schedlab bench deps --json (with or without --with-daemon, --multi-server)
   slices     schedlab bench slices --json
+  policies   schedlab bench policies --json (with or without --sim)
+  overhead   schedlab bench overhead --json
 """
 import json
 import sys
@@ -95,7 +97,50 @@ def slices(r):
         print(f"skipped: {s}")
 
 
-KINDS = {"validate": validate, "deps": deps, "slices": slices}
+def policies(r):
+    rows_of = [("pi", "real_s", "real (s)", "{:.2f}"), ("pi", "nivcsw", "involuntary switches", "{:.0f}"),
+               ("rw", "real_s", "real (s)", "{:.3f}"), ("rw", "nvcsw", "voluntary switches", "{:.0f}"),
+               ("mixed", "real_s", "real (s)", "{:.2f}")]
+    cells = {(c["program"], c["policy"], c["size"]): c for c in r["cells"]}
+    sims = {(c["program"], c["policy"], c["size"]): c["metrics"] for c in r.get("sim") or []}
+    policies = list(dict.fromkeys(c["policy"] for c in r["cells"]))
+    sizes = sorted({c["size"] for c in r["cells"]})
+    print(f"workers on CPUs {r['cpus']}, the runner on {r['runner_cpus']}, {r['reps']} reps, RT throttling "
+          f"{r['rt_runtime_us']}/{r['rt_period_us']} us; means, the simulator's in parentheses; {r['wall_s']:.0f} s")
+    size_list = " / ".join(str(n) for n in sizes)
+    rows = [[""] + [f"{p.upper()} {size_list}" for p in policies]]
+    for program, key, label, fmt in rows_of:
+        if not any(k[0] == program for k in cells):
+            continue
+        row = [f"{program} {label}"]
+        for pol in policies:
+            live = []
+            for n in sizes:
+                c = cells.get((program, pol, n))
+                live.append("timeout" if c is None or c["stats"] is None else fmt.format(c["stats"][key]["mean"]))
+            text = " / ".join(live)
+            sim = [sims.get((program, pol, n)) for n in sizes]
+            if all(m is not None for m in sim):
+                text += " (" + " / ".join(fmt.format(m[key]) for m in sim) + ")"
+            row.append(text)
+        rows.append(row)
+    table(rows)
+
+
+def overhead(r):
+    print(f"{r['command']}, {r['rounds']} interleaved rounds per mode, medians of hackbench's times")
+    rows = [["mode", "median", "vs bare", "min", "max", "lost"]]
+    for m in r["modes"]:
+        t = m["times_s"]
+        lost = "-" if m["lost_events"] is None else m["lost_events"]
+        rows.append([m["mode"], f"{m['median_s']:.3f} s", f"{m['vs_bare_pct']:+.1f} %", f"{min(t):.3f} s",
+                     f"{max(t):.3f} s", lost])
+    table(rows)
+    for n in r["notes"]:
+        print(f"note: {n}")
+
+
+KINDS = {"validate": validate, "deps": deps, "slices": slices, "policies": policies, "overhead": overhead}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in KINDS:

@@ -618,4 +618,27 @@ mod tests {
         };
         assert_eq!(w.args, ["hog", "--cpu", "1", "--nice=-5"]);
     }
+
+    /// The benchmarks start their daemon by `DAEMON_COMMAND` with a launch: this binary
+    /// must take that command line back to the same launch.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_benchmarks_daemon_launch_reaches_its_subcommand_whole() {
+        use schedlab_lab::bench::deps::DAEMON_COMMAND;
+        use schedlab_live::daemon::launch::Launch;
+        let launch = Launch {
+            config: Some("/tmp/d/daemon.toml".into()),
+            store: "/tmp/d/schedlab.db".into(),
+            socket: "/tmp/d/schedlab.sock".into(),
+            enforcer: schedlab_live::daemon::Enforcer::Syscalls,
+        };
+        let json = launch.to_json();
+        let mut args = DAEMON_COMMAND.to_vec();
+        args.extend(["--launch", json.as_str()]);
+        let Command::Bench(BenchOpts { command: BenchCommand::Daemon(d) }) = parse(&args).unwrap().command
+        else {
+            panic!("not a benchmark's daemon")
+        };
+        assert_eq!(Launch::from_json(&d.launch).unwrap(), launch);
+    }
 }

@@ -37,11 +37,10 @@ pub struct RestoreOpts {
 pub fn run(opts: &RestoreOpts) -> Result<()> {
     let path = opts.store.clone().unwrap_or_else(Store::default_path);
     let store = Store::open(&path)?;
-    let _lock = store.lock()?;
-    let mut actuator = schedlab_live::actuator::Actuator::new(&store);
     let mut out = io::stdout().lock();
     if opts.discard {
-        let n = actuator
+        let _lock = store.lock()?;
+        let n = schedlab_live::actuator::Actuator::new(&store)
             .discard_all()
             .with_context(|| format!("cannot close the journal in {}", path.display()))?;
         writeln!(
@@ -51,13 +50,13 @@ pub fn run(opts: &RestoreOpts) -> Result<()> {
         )?;
         return Ok(());
     }
-    let report =
-        actuator.restore_all().with_context(|| format!("cannot read the journal in {}", path.display()))?;
+    let (report, groups) = schedlab_live::actuator::restore_left_behind(&store)
+        .with_context(|| format!("cannot restore from the journal in {}", path.display()))?;
     writeln!(out, "{}", report.describe())?;
     for (id, e) in &report.abandoned {
         writeln!(out, "  warning: journal entry {} could never be undone, closed: {e}", id.0)?;
     }
-    match schedlab_live::cgroup::remove_empty_groups() {
+    match groups {
         Ok(0) => {}
         Ok(n) => writeln!(out, "removed {n} empty cpuset cgroup(s) a daemon had made")?,
         Err(e) => writeln!(out, "cannot look for leftover cpuset cgroups: {e}")?,

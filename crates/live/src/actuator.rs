@@ -573,6 +573,16 @@ fn apply_to_threads(process: &ProcessHandle, pairs: &[(Value, Value)]) -> Result
     Ok(())
 }
 
+/// What `schedlab restore` does, and a benchmark after a daemon it had to kill: every
+/// change the journal in `store` holds written back, under the store's lock (no daemon
+/// may run meanwhile), then the empty cpuset groups daemons made removed: the report,
+/// and how many groups went (or why none could be looked for).
+pub fn restore_left_behind(store: &Store) -> Result<(RestoreReport, io::Result<usize>), ActuatorError> {
+    let _lock = store.lock()?;
+    let report = Actuator::new(store).restore_all()?;
+    Ok((report, crate::cgroup::remove_empty_groups()))
+}
+
 /// Writes `old` to each thread of the process that has `new` (what schedlab set; a
 /// setting of the process: the process); returns how many were written. A thread whose value someone
 /// changed since keeps it.

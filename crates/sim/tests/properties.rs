@@ -405,6 +405,8 @@ fn check(w: &Workload, cpus: u32, r: &Report, ev: &[Event]) -> Result<(), TestCa
 struct Anyone {
     seen: BTreeSet<Pid>,
     asked: usize,
+    /// How many times it named a stand-in.
+    stood_in: usize,
 }
 
 impl EventSink for Anyone {
@@ -421,8 +423,30 @@ impl ProviderLayer for Anyone {
         self.asked += 1;
         let n = self.seen.len().max(1);
         let order = self.seen.iter().cycle().skip(self.asked % n).take(n);
-        order.copied().find(|&p| p != requester && runnable(p))
+        let pick = order.copied().find(|&p| p != requester && runnable(p));
+        self.stood_in += usize::from(pick.is_some());
+        pick
     }
+}
+
+/// The test layer does stand in: a reader waiting on an empty pipe stays virtual
+/// runnable and the writer runs in its place, and the invariants hold.
+#[test]
+fn the_test_layer_stands_the_writer_in_for_a_waiting_reader() {
+    let mut w = Workload::default();
+    let pipe = w.add_object(ObjectSpec::Pipe { capacity: None });
+    let reader = w.add_program(Program::new("reader").op(Op::Read { fd: 0, bytes: 64 }));
+    let writer =
+        w.add_program(Program::new("writer").op(Op::Compute(10 * MS)).op(Op::Write { fd: 0, bytes: 64 }));
+    let end = |end| vec![FdTarget { object: pipe, end }];
+    w.tasks.push(TaskSpec { fds: end(End::Read), ..TaskSpec::new("reader", reader) });
+    w.tasks.push(TaskSpec { fds: end(End::Write), ..TaskSpec::new("writer", writer) });
+    let cfg = SimConfig::new(1, FairFlavor::Eevdf);
+    let (mut anyone, mut events) = (Anyone::default(), Vec::new());
+    let hooks = Hooks { sink: Some(&mut events), provider: Some(&mut anyone), ..Hooks::default() };
+    let r = simulate_with(&w, &cfg, hooks).expect("the workload is valid");
+    assert!(anyone.stood_in > 0, "asked {} times, never stood in", anyone.asked);
+    check(&w, 1, &r, &events).expect("the invariants hold");
 }
 
 fn seed_from_env() -> u64 {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use schedlab_live::actuator::Actuator;
+use schedlab_live::actuator::restore_left_behind;
 use schedlab_live::daemon::launch::Launch;
 use schedlab_live::daemon::Enforcer;
 use schedlab_store::Store;
@@ -482,9 +482,7 @@ impl Daemon {
     pub(crate) fn wait_steady(&mut self, sleep: &mut dyn FnMut(Duration) -> Result<()>) -> Result<()> {
         let waiting = Instant::now();
         while waiting.elapsed() < PROFILING_LIMIT {
-            let line = self.stats_line()?;
-            let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap_or_default();
-            if v.get("profiling").and_then(serde_json::Value::as_bool) != Some(true) {
+            if !parse_stats(&self.stats_line()?)?.profiling {
                 break;
             }
             sleep(Duration::from_millis(100))?;
@@ -500,13 +498,10 @@ impl Daemon {
         if !killed {
             return Ok(None);
         }
-        let store = Store::open(&self.store)?;
-        let _lock = store.lock()?;
-        let report = Actuator::new(&store).restore_all()?;
+        let (report, _) = restore_left_behind(&Store::open(&self.store)?)?;
         if !report.failed.is_empty() {
             return Err(BenchError::Unrestored { store: self.store.clone(), failed: report.failed.len() });
         }
-        let _ = schedlab_live::cgroup::remove_empty_groups();
         Ok(Some(format!("the daemon ignored SIGINT and was killed ({status}); its journal was restored")))
     }
 
@@ -561,6 +556,8 @@ pub(crate) struct StatsAnswer {
     pub lost_events: u64,
     /// `enforcer` (empty if absent).
     pub enforcer: String,
+    /// `profiling`: its start-up profiling window is open (false if absent).
+    pub profiling: bool,
     /// `sched_ext`: the scheduler's counters, while it enforces.
     pub sched_ext: Option<schedlab_ext::stats::Stats>,
 }
@@ -586,6 +583,7 @@ pub(crate) fn parse_stats(line: &str) -> Result<StatsAnswer> {
         boost,
         lost_events: v.get("lost_events").and_then(serde_json::Value::as_u64).unwrap_or(0),
         enforcer: v.get("enforcer").and_then(serde_json::Value::as_str).unwrap_or_default().to_string(),
+        profiling: v.get("profiling").and_then(serde_json::Value::as_bool).unwrap_or(false),
         sched_ext: v.get("sched_ext").and_then(|x| serde_json::from_value(x.clone()).ok()),
     })
 }
@@ -620,5 +618,6 @@ mod tests {
         let line = r#"{"enforcer":"schedlab's sched_ext scheduler","lost_events":3}"#;
         let s = parse_stats(line).unwrap();
         assert_eq!((s.enforcer.as_str(), s.lost_events), ("schedlab's sched_ext scheduler", 3));
+        assert!(!s.profiling && parse_stats(r#"{"profiling":true}"#).unwrap().profiling);
     }
 }

@@ -100,6 +100,12 @@ pub struct Tunables {
     /// EEVDF feature PREEMPT_SHORT: a waking task with a shorter slice may cut the
     /// current task's protected slice.
     pub preempt_short: bool,
+    /// EEVDF feature DELAY_DEQUEUE: a task that sleeps while not eligible stays queued
+    /// until it is picked or woken.
+    pub delay_dequeue: bool,
+    /// EEVDF feature DELAY_ZERO: a delayed task whose lag became positive leaves (or
+    /// wakes) with zero lag.
+    pub delay_zero: bool,
 }
 
 impl Tunables {
@@ -132,6 +138,8 @@ impl Tunables {
             place_deadline_initial: true,
             run_to_parity: true,
             preempt_short: true,
+            delay_dequeue: true,
+            delay_zero: true,
         }
     }
 
@@ -173,6 +181,8 @@ impl Tunables {
         ("place_deadline_initial", "eevdf feature PLACE_DEADLINE_INITIAL (0/1)"),
         ("run_to_parity", "eevdf feature RUN_TO_PARITY (0/1)"),
         ("preempt_short", "eevdf feature PREEMPT_SHORT (0/1)"),
+        ("delay_dequeue", "eevdf feature DELAY_DEQUEUE (0/1)"),
+        ("delay_zero", "eevdf feature DELAY_ZERO (0/1)"),
     ];
 
     /// The field behind tunable `name`, with the values it accepts: the one table that
@@ -207,6 +217,8 @@ impl Tunables {
             "place_deadline_initial" => F(&mut self.place_deadline_initial),
             "run_to_parity" => F(&mut self.run_to_parity),
             "preempt_short" => F(&mut self.preempt_short),
+            "delay_dequeue" => F(&mut self.delay_dequeue),
+            "delay_zero" => F(&mut self.delay_zero),
             _ => return None,
         })
     }

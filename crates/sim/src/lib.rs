@@ -71,7 +71,10 @@ pub fn simulate_with<'a>(
 ) -> Result<Report, SimError> {
     let report = match config.fair {
         FairFlavor::Cfs => Engine::new(workload, config, Cfs::new(&config.tunables), hooks)?.run(),
-        FairFlavor::Eevdf => Engine::new(workload, config, Eevdf::new(&config.tunables), hooks)?.run(),
+        FairFlavor::Eevdf => {
+            let eevdf = Eevdf::new(&config.tunables, tunable_scale(config.cpus));
+            Engine::new(workload, config, eevdf, hooks)?.run()
+        }
         FairFlavor::Timeshare => {
             let ts = Timeshare::new(config.tunables.timeshare_quantum_ns);
             Engine::new(workload, config, ts, hooks)?.run()

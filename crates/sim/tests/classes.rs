@@ -109,9 +109,41 @@ fn idle_policy_takes_its_weight_3_share() {
     assert!((ratio / (1024.0 / 3.0) - 1.0).abs() < 0.05, "SCHED_IDLE weight 3: ratio {ratio}");
 }
 
+/// How long task `pid` runs each time it is switched in.
+fn runs_of(events: &[schedlab_model::Event], pid: u32) -> Vec<u64> {
+    events
+        .windows(2)
+        .filter_map(|p| match (&p[0].kind, &p[1].kind) {
+            (EventKind::Switch { next, .. }, EventKind::Switch { prev, .. })
+                if next.0 == pid && prev.0 == pid =>
+            {
+                Some(p[1].time - p[0].time)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn eevdf_custom_slice_sets_run_length() {
-    // Two hogs, one asking for 10 ms slices: with exact slices it runs 10 ms at a time.
+    // Two hogs that both ask for 10 ms slices: with exact slices each runs 10 ms at a time.
+    let mut w = Workload { duration_ns: Some(200 * MS), ..Default::default() };
+    let p = hog(&mut w, "work", 10_000 * MS);
+    for name in ["a", "b"] {
+        w.tasks.push(TaskSpec { slice_ns: Some(10 * MS), ..task(name, p, Policy::Other, 0, 0) });
+    }
+    let (r, ev) = run(&w, 1, FairFlavor::Eevdf, &[("context_switch_ns", "0"), ("hrtick", "1")]);
+    let (a, b) = (runtime(&r, "a") as f64, runtime(&r, "b") as f64);
+    assert!((a / (a + b) - 0.5).abs() < 0.05, "equal weights share evenly: {a} {b}");
+    let runs = runs_of(&ev, 1);
+    assert!(runs[1..].iter().all(|r| (9 * MS..=11 * MS).contains(r)), "runs of a: {runs:?}");
+}
+
+#[test]
+fn eevdf_protects_a_long_slice_only_for_the_shortest_queued_one() {
+    // 6.17's RUN_TO_PARITY: queued with a task of the default 0.7 ms slice, the 10 ms
+    // task is protected for 0.7 ms only; the next tick (4 ms at HZ=250) ends its run
+    // when the other task is the pick by then.
     let mut w = Workload { duration_ns: Some(200 * MS), ..Default::default() };
     let p = hog(&mut w, "work", 10_000 * MS);
     w.tasks.push(TaskSpec { slice_ns: Some(10 * MS), ..task("long", p, Policy::Other, 0, 0) });
@@ -119,17 +151,9 @@ fn eevdf_custom_slice_sets_run_length() {
     let (r, ev) = run(&w, 1, FairFlavor::Eevdf, &[("context_switch_ns", "0"), ("hrtick", "1")]);
     let (a, b) = (runtime(&r, "long") as f64, runtime(&r, "short") as f64);
     assert!((a / (a + b) - 0.5).abs() < 0.05, "equal weights still share evenly: {a} {b}");
-    let long_runs: Vec<u64> = ev
-        .windows(2)
-        .filter_map(|p| match (&p[0].kind, &p[1].kind) {
-            (EventKind::Switch { next: Pid(1), .. }, EventKind::Switch { prev: Pid(1), .. }) => {
-                Some(p[1].time - p[0].time)
-            }
-            _ => None,
-        })
-        .collect();
-    let max = *long_runs.iter().max().unwrap();
-    assert!((9 * MS..=11 * MS).contains(&max), "runs of the 10 ms task: {long_runs:?}");
+    let runs = runs_of(&ev, 1);
+    let max = *runs.iter().max().unwrap();
+    assert!(max <= 4 * MS, "runs of the 10 ms task end by the first tick after 0.7 ms: {runs:?}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! EEVDF, the fair class of Linux 6.6 and later, as of 6.12 (kernel/sched/fair.c).
+//! EEVDF, the fair class of Linux 6.6 and later, as of 6.18 (kernel/sched/fair.c).
 //!
 //! Each task has a virtual runtime and a request of `slice` ns, whose virtual deadline
 //! is `vruntime + slice·1024/weight`. A task is eligible when its vruntime is not ahead
@@ -7,16 +7,24 @@
 //! to the larger of two slices and a tick, in virtual time) and on enqueue the task is
 //! placed at `V − lag`, inflated so that adding it does not move `V` (PLACE_LAG). New
 //! tasks get half a slice for their first deadline (PLACE_DEADLINE_INITIAL). Once
-//! picked, a task runs until its deadline (RUN_TO_PARITY) unless a waking task with a
-//! shorter slice cuts it short (PREEMPT_SHORT). A per-task slice comes from
-//! `sched_attr.sched_runtime`.
+//! picked, a task is protected until its deadline, or for the shortest slice queued
+//! with it if that is shorter (RUN_TO_PARITY, `vprot`; without the feature for one
+//! normalized base slice at most), unless a waking task with a shorter slice cuts it
+//! short (PREEMPT_SHORT); once the protection is over, every accounting asks for a
+//! reschedule. A per-task slice comes from `sched_attr.sched_runtime`.
+//!
+//! A task that goes to sleep while it is not eligible (it received more than its share)
+//! stays queued, delayed, until it is picked — then it leaves for good, its lag clipped
+//! to zero if it became positive (DELAY_ZERO) — or until it is woken, when it is simply
+//! queued again where it is, re-placed at zero lag if its lag became positive
+//! (DELAY_DEQUEUE): sleeping does not shed negative lag.
 //!
 //! The average is kept as the kernel keeps it: `avg_vruntime = Σ (vᵢ − min_vruntime)·wᵢ`
 //! and `avg_load = Σ wᵢ` over the queued tasks, the running one added on demand, with
 //! weights scaled down (nice 0 = 1024) and integer division rounding towards −∞.
 //!
-//! Not modelled: DELAY_DEQUEUE (6.12 keeps a sleeping task with negative lag queued until
-//! it is eligible again), group scheduling, the NEXT_BUDDY feature (off by default).
+//! Not modelled: group scheduling, the NEXT_BUDDY feature (off by default; PICK_BUDDY
+//! then has no buddy to pick).
 
 use schedlab_model::Ns;
 
@@ -34,6 +42,10 @@ pub(crate) struct Eevdf {
     run_to_parity: bool,
     preempt_short: bool,
     wakeup_preemption: bool,
+    delay_dequeue: bool,
+    delay_zero: bool,
+    /// `normalized_sysctl_sched_base_slice`: the protected quantum without RUN_TO_PARITY.
+    normalized_base_slice: Ns,
 }
 
 fn weight(se: &Entity) -> i64 {
@@ -41,7 +53,9 @@ fn weight(se: &Entity) -> i64 {
 }
 
 impl Eevdf {
-    pub fn new(t: &Tunables) -> Self {
+    /// The class under tunables `t` on a machine whose tunables scale by `scale`
+    /// ([`crate::tunable_scale`]).
+    pub fn new(t: &Tunables, scale: u64) -> Self {
         Eevdf {
             base_slice: t.base_slice_ns,
             tick: t.tick_ns(),
@@ -50,6 +64,9 @@ impl Eevdf {
             run_to_parity: t.run_to_parity,
             preempt_short: t.preempt_short,
             wakeup_preemption: t.wakeup_preemption,
+            delay_dequeue: t.delay_dequeue,
+            delay_zero: t.delay_zero,
+            normalized_base_slice: t.base_slice_ns / scale.max(1),
         }
     }
 
@@ -84,6 +101,16 @@ impl Eevdf {
     pub fn eligible(rq: &FairRq, ents: &[Entity], pid: u32) -> bool {
         let (avg, load) = Self::sums(rq, ents);
         avg >= i128::from(ents[pid as usize].vruntime - rq.min_vruntime) * load
+    }
+
+    /// `cfs_rq_min_slice`: the shortest slice among the queued tasks (the tree and a
+    /// queued `curr`), searched only when some task has a slice of its own.
+    fn min_slice(&self, rq: &FairRq, ents: &[Entity]) -> Option<Ns> {
+        let curr = Self::curr_on_rq(rq, ents).map(|c| ents[c as usize].slice);
+        if rq.custom_slices == 0 {
+            return (curr.is_some() || !rq.tree.is_empty()).then_some(self.base_slice);
+        }
+        rq.queued().map(|p| ents[p as usize].slice).chain(curr).min()
     }
 
     fn tree_insert(rq: &mut FairRq, ents: &[Entity], pid: u32) {
@@ -129,9 +156,48 @@ impl Eevdf {
         true
     }
 
-    /// The RUN_TO_PARITY mark: `set_next` stashes the deadline in `vlag`.
+    /// `protect_slice`: the running task has not used up its protected quantum.
     fn protected(se: &Entity) -> bool {
-        se.vlag == se.deadline
+        se.vruntime < se.vprot
+    }
+
+    /// `set_protect_slice`, when `pid` is picked: protected until its deadline, or for
+    /// the shortest slice queued with it (RUN_TO_PARITY) or one normalized base slice
+    /// (without it) when that is shorter than its own.
+    fn set_protect_slice(&self, rq: &FairRq, ents: &mut [Entity], pid: u32) {
+        let quantum = if self.run_to_parity {
+            self.min_slice(rq, ents).unwrap_or(self.base_slice)
+        } else {
+            self.normalized_base_slice
+        };
+        let se = &mut ents[pid as usize];
+        let slice = quantum.min(se.slice);
+        se.vprot = se.deadline;
+        if slice != se.slice {
+            se.vprot = se.vprot.min(se.vruntime + calc_delta_fair(slice, se.load) as i64);
+        }
+    }
+
+    /// `update_protect_slice`: a shorter slice was queued; the protection ends when that
+    /// slice would have.
+    fn update_protect_slice(&self, rq: &FairRq, ents: &mut [Entity], pid: u32) {
+        let Some(slice) = self.min_slice(rq, ents) else { return };
+        let se = &mut ents[pid as usize];
+        se.vprot = se.vprot.min(se.vruntime + calc_delta_fair(slice, se.load) as i64);
+    }
+
+    /// `cancel_protect_slice`.
+    fn cancel_protect_slice(se: &mut Entity) {
+        if Self::protected(se) {
+            se.vprot = se.vruntime;
+        }
+    }
+
+    /// `update_entity_lag`: how far behind V the task is, clamped to the larger of two
+    /// slices and a tick (in virtual time).
+    fn entity_lag(&self, v: i64, se: &Entity) -> i64 {
+        let limit = calc_delta_fair((2 * se.slice).max(self.tick), se.load) as i64;
+        (v - se.vruntime).clamp(-limit, limit)
     }
 
     /// `place_entity`: at V minus the (inflated) lag, with a deadline one request on.
@@ -162,15 +228,16 @@ impl Eevdf {
         se.deadline = se.vruntime + vslice;
     }
 
-    /// `pick_eevdf`.
-    fn pick_eevdf(&self, rq: &FairRq, ents: &[Entity]) -> Option<u32> {
+    /// `__pick_eevdf`: the eligible task with the earliest deadline; a protected
+    /// running task keeps the CPU when `protect` is set.
+    fn pick_eevdf(&self, rq: &FairRq, ents: &[Entity], protect: bool) -> Option<u32> {
         let curr = Self::curr_on_rq(rq, ents);
         if rq.nr_running == 1 {
             return curr.or_else(|| rq.first());
         }
         let curr = curr.filter(|&c| Self::eligible(rq, ents, c));
         if let Some(c) = curr {
-            if self.run_to_parity && Self::protected(&ents[c as usize]) {
+            if protect && Self::protected(&ents[c as usize]) {
                 return Some(c);
             }
         }
@@ -180,15 +247,6 @@ impl Eevdf {
             (Some(b), Some(c)) if ents[c as usize].deadline < ents[b as usize].deadline => Some(c),
             (b, _) => b,
         }
-    }
-
-    /// `do_preempt_short`: the waking task asks for a shorter slice and should go first.
-    fn preempt_short_wakeup(&self, rq: &FairRq, ents: &[Entity], woken: u32, curr: u32) -> bool {
-        let (p, c) = (&ents[woken as usize], &ents[curr as usize]);
-        if !self.preempt_short || p.slice >= c.slice || !Self::eligible(rq, ents, woken) {
-            return false;
-        }
-        p.deadline < c.deadline || !Self::eligible(rq, ents, curr)
     }
 }
 
@@ -205,10 +263,8 @@ impl FairClass for Eevdf {
         if rq.nr_running == 1 {
             return false;
         }
-        // did_preempt_short: a PREEMPT_SHORT cut of the protected slice takes effect as
-        // soon as the running task is no longer eligible.
-        let se = &ents[c as usize];
-        resched || (self.preempt_short && !Self::protected(se) && !Self::eligible(rq, ents, c))
+        // Once the protected quantum is used up, every accounting asks to pick again.
+        resched || !Self::protected(&ents[c as usize])
     }
 
     fn enqueue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, how: Enqueue) {
@@ -217,6 +273,7 @@ impl FairClass for Eevdf {
         se.on_rq = true;
         rq.nr_running += 1;
         rq.load += se.load.weight;
+        rq.custom_slices += u32::from(se.custom_slice);
         Self::tree_insert(rq, ents, pid);
     }
 
@@ -229,21 +286,67 @@ impl FairClass for Eevdf {
             Self::tree_remove(rq, ents, pid);
         }
         let se = &mut ents[pid as usize];
-        let limit = calc_delta_fair((2 * se.slice).max(self.tick), se.load) as i64;
-        se.vlag = (v - se.vruntime).clamp(-limit, limit);
-        if how == Dequeue::Migrate {
+        se.vlag = self.entity_lag(v, se);
+        match how {
             // PLACE_REL_DEADLINE: keep the request's remaining length across the move.
-            se.deadline -= se.vruntime;
-            se.rel_deadline = true;
+            Dequeue::Migrate => {
+                se.deadline -= se.vruntime;
+                se.rel_deadline = true;
+            }
+            // finish_delayed_dequeue_entity: DELAY_ZERO gives up a credit earned while
+            // delayed.
+            Dequeue::Delayed => {
+                se.delayed = false;
+                if self.delay_zero {
+                    se.vlag = se.vlag.min(0);
+                }
+            }
+            Dequeue::Sleep => {}
         }
         se.on_rq = false;
         rq.nr_running -= 1;
         rq.load -= se.load.weight;
+        rq.custom_slices -= u32::from(se.custom_slice);
         Self::update_min_vruntime(rq, ents);
     }
 
+    /// DELAY_DEQUEUE: a sleeper that is not eligible stays queued, delayed.
+    fn delay_dequeue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) -> bool {
+        if !self.delay_dequeue || Self::eligible(rq, ents, pid) {
+            return false;
+        }
+        ents[pid as usize].delayed = true;
+        true
+    }
+
+    /// `requeue_delayed_entity`: with DELAY_ZERO a lag that became positive while
+    /// delayed is dropped and the task placed afresh at zero lag; otherwise it stays where
+    /// it is.
+    fn requeue_delayed(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
+        ents[pid as usize].delayed = false;
+        if !self.delay_zero {
+            return;
+        }
+        let v = Self::avg_vruntime(rq, ents);
+        let lag = self.entity_lag(v, &ents[pid as usize]);
+        if lag <= 0 {
+            return;
+        }
+        let queued = rq.curr != Some(pid);
+        if queued {
+            Self::tree_remove(rq, ents, pid);
+        }
+        rq.nr_running -= 1;
+        ents[pid as usize].vlag = 0;
+        self.place_entity(rq, ents, pid, false);
+        rq.nr_running += 1;
+        if queued {
+            Self::tree_insert(rq, ents, pid);
+        }
+    }
+
     fn pick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> Option<u32> {
-        self.pick_eevdf(rq, ents)
+        self.pick_eevdf(rq, ents, true)
     }
 
     fn put_prev(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
@@ -255,9 +358,9 @@ impl FairClass for Eevdf {
 
     fn set_next(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
         Self::tree_remove(rq, ents, pid);
+        self.set_protect_slice(rq, ents, pid);
         rq.curr = Some(pid);
         let se = &mut ents[pid as usize];
-        se.vlag = se.deadline;
         se.prev_sum_exec = se.sum_exec;
     }
 
@@ -276,14 +379,19 @@ impl FairClass for Eevdf {
         if w.policy != Policy::Other || !self.wakeup_preemption {
             return false;
         }
-        if self.preempt_short_wakeup(rq, ents, woken, curr) {
-            // cancel_protect_slice
-            let c = &mut ents[curr as usize];
-            if Self::protected(c) {
-                c.vlag = c.deadline + 1;
+        // A waking task with a shorter slice is picked ignoring the protection; if it
+        // is not the pick, the protection shrinks to its slice.
+        let short = self.preempt_short && w.slice < c.slice;
+        if self.pick_eevdf(rq, ents, !short) == Some(woken) {
+            if short {
+                Self::cancel_protect_slice(&mut ents[curr as usize]);
             }
+            return true;
         }
-        self.pick_eevdf(rq, ents) == Some(woken)
+        if self.run_to_parity && short {
+            self.update_protect_slice(rq, ents, curr);
+        }
+        false
     }
 
     /// `yield_task_fair`: give up the rest of the request.
@@ -298,12 +406,10 @@ impl FairClass for Eevdf {
     /// The deadline already moved on (`update_deadline`): nothing more to do.
     fn expire(&self, _rq: &mut FairRq, _ents: &mut [Entity]) {}
 
-    /// Keeping the CPU for the new request: protect it as RUN_TO_PARITY protects a
-    /// freshly picked task.
+    /// Keeping the CPU for the new request: protect it as a freshly picked task is.
     fn renew(&self, rq: &mut FairRq, ents: &mut [Entity]) {
         if let Some(c) = rq.curr {
-            let se = &mut ents[c as usize];
-            se.vlag = se.deadline;
+            ents[c as usize].vprot = ents[c as usize].deadline;
         }
     }
 
@@ -329,7 +435,7 @@ mod tests {
 
     #[test]
     fn eligibility_is_against_the_weighted_average() {
-        let e = Eevdf::new(&Tunables::defaults(1));
+        let e = Eevdf::new(&Tunables::defaults(1), 1);
         let mut rq = FairRq::default();
         let mut ents = vec![Entity::default(), fresh(0), fresh(0), fresh(-5)];
         for p in 1..=3 {
@@ -360,7 +466,7 @@ mod tests {
 
     #[test]
     fn lag_is_kept_and_clamped_across_a_sleep() {
-        let e = Eevdf::new(&Tunables::defaults(1));
+        let e = Eevdf::new(&Tunables::defaults(1), 1);
         let mut rq = FairRq::default();
         let mut ents = vec![Entity::default(), fresh(0), fresh(0)];
         e.enqueue(&mut rq, &mut ents, 1, Enqueue::New);
@@ -378,5 +484,49 @@ mod tests {
         e.update_curr(&mut rq, &mut ents, 10_000_000);
         e.dequeue(&mut rq, &mut ents, 1, Dequeue::Sleep);
         assert_eq!(ents[1].vlag, -4_000_000);
+    }
+
+    #[test]
+    fn an_ineligible_sleeper_stays_queued_and_wakes_where_it_was() {
+        let e = Eevdf::new(&Tunables::defaults(1), 1);
+        let mut rq = FairRq::default();
+        let mut ents = vec![Entity::default(), fresh(0), fresh(0)];
+        e.enqueue(&mut rq, &mut ents, 1, Enqueue::New);
+        e.enqueue(&mut rq, &mut ents, 2, Enqueue::New);
+        e.set_next(&mut rq, &mut ents, 1);
+        // Task 1 runs 1 ms and sleeps 0.5 ms ahead of V: it stays queued, delayed.
+        e.update_curr(&mut rq, &mut ents, 1_000_000);
+        assert!(e.delay_dequeue(&mut rq, &mut ents, 1));
+        assert!(ents[1].delayed && ents[1].on_rq);
+        assert_eq!((rq.nr_running, Eevdf::avg_vruntime(&rq, &ents)), (2, ents[2].vruntime + 500_000));
+        // Woken at once, it is queued again where it is: its negative lag is kept.
+        let before = (ents[1].vruntime, ents[1].deadline);
+        e.requeue_delayed(&mut rq, &mut ents, 1);
+        assert_eq!((ents[1].vruntime, ents[1].deadline), before);
+        assert!(!ents[1].delayed);
+        // An eligible sleeper leaves at once.
+        e.put_prev(&mut rq, &mut ents, 1);
+        e.set_next(&mut rq, &mut ents, 2);
+        assert!(!e.delay_dequeue(&mut rq, &mut ents, 2));
+    }
+
+    #[test]
+    fn a_delayed_sleeper_that_became_eligible_leaves_with_zero_lag() {
+        let e = Eevdf::new(&Tunables::defaults(1), 1);
+        let mut rq = FairRq::default();
+        let mut ents = vec![Entity::default(), fresh(0), fresh(0)];
+        e.enqueue(&mut rq, &mut ents, 1, Enqueue::New);
+        e.enqueue(&mut rq, &mut ents, 2, Enqueue::New);
+        e.set_next(&mut rq, &mut ents, 1);
+        e.update_curr(&mut rq, &mut ents, 1_000_000);
+        assert!(e.delay_dequeue(&mut rq, &mut ents, 1));
+        e.put_prev(&mut rq, &mut ents, 1);
+        // Task 2 runs 3 ms: task 1 is now 1 ms behind V (lag +1 ms), and DELAY_ZERO
+        // drops that credit when it is finally dequeued.
+        e.set_next(&mut rq, &mut ents, 2);
+        e.update_curr(&mut rq, &mut ents, 3_000_000);
+        assert_eq!(Eevdf::avg_vruntime(&rq, &ents) - ents[1].vruntime, 1_000_000);
+        e.dequeue(&mut rq, &mut ents, 1, Dequeue::Delayed);
+        assert_eq!((ents[1].vlag, ents[1].delayed, rq.nr_running), (0, false, 1));
     }
 }

@@ -33,8 +33,11 @@ pub(crate) struct Entity {
     pub vruntime: i64,
     /// EEVDF virtual deadline.
     pub deadline: i64,
-    /// EEVDF lag kept across a dequeue (and, while running, the RUN_TO_PARITY mark).
+    /// EEVDF lag kept across a dequeue.
     pub vlag: i64,
+    /// EEVDF: the vruntime up to which the running task is protected from a pick of
+    /// another task (RUN_TO_PARITY's `se->vprot`).
+    pub vprot: i64,
     /// EEVDF requested slice.
     pub slice: Ns,
     /// The slice was set by `sched_attr.sched_runtime`.
@@ -44,8 +47,11 @@ pub(crate) struct Entity {
     /// CPU time consumed, and its value when the task was last picked.
     pub sum_exec: Ns,
     pub prev_sum_exec: Ns,
-    /// Queued on a run queue (running or waiting to run).
+    /// Queued on a run queue (running, waiting to run, or delayed).
     pub on_rq: bool,
+    /// EEVDF DELAY_DEQUEUE: the task sleeps but stays queued, competing, until it is
+    /// picked or woken (`se->sched_delayed`).
+    pub delayed: bool,
     /// RR: ticks left of the quantum.
     pub rr_ticks_left: u64,
     /// Timeshare: FIFO position within the priority level.
@@ -82,6 +88,9 @@ pub(crate) enum Enqueue {
 pub(crate) enum Dequeue {
     /// It blocks or exits (`DEQUEUE_SLEEP`).
     Sleep,
+    /// A delayed sleeper leaves for good: it was picked, or it was never woken before
+    /// it had to go (`DEQUEUE_SLEEP | DEQUEUE_DELAYED`).
+    Delayed,
     /// It moves to another CPU while runnable.
     Migrate,
 }
@@ -107,6 +116,9 @@ pub(crate) struct FairRq {
     pub avg_vruntime: i128,
     /// EEVDF: Σ weight over the tree (not curr).
     pub avg_load: i64,
+    /// EEVDF: queued entities (tree and curr) with a slice of their own, so that the
+    /// smallest slice is only searched for when slices differ.
+    pub custom_slices: u32,
     /// CFS: the skip buddy set by `sched_yield`.
     pub skip: Option<u32>,
     /// Timeshare: arrival counter.
@@ -134,6 +146,15 @@ pub(crate) trait FairClass {
     fn enqueue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, how: Enqueue);
     /// Takes `pid` off the queue (it may be `curr`).
     fn dequeue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, how: Dequeue);
+    /// `pid` goes to sleep: true when it stays queued, delayed, instead of leaving
+    /// (EEVDF's DELAY_DEQUEUE); the other flavours always let it leave.
+    fn delay_dequeue(&self, _rq: &mut FairRq, _ents: &mut [Entity], _pid: u32) -> bool {
+        false
+    }
+    /// The delayed sleeper `pid` wakes up where it is queued (`requeue_delayed_entity`).
+    fn requeue_delayed(&self, _rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
+        ents[pid as usize].delayed = false;
+    }
     /// The entity that should run next (may be `curr`).
     fn pick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> Option<u32>;
     /// `curr` stops running but stays queued.

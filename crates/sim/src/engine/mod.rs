@@ -363,6 +363,20 @@ impl<'a, F: FairClass> Engine<'a, F> {
         }
     }
 
+    /// The running task `pid` goes to sleep: it leaves its run queue, or stays queued,
+    /// delayed, when the fair class says so (DELAY_DEQUEUE). A delayed task still counts
+    /// as queued, as in the kernel's `rq->nr_running`.
+    fn sleep(&mut self, pid: u32) {
+        let cpu = self.tasks[pid as usize].cpu;
+        self.account(cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        if self.ents[pid as usize].policy.is_rt()
+            || !self.fair.delay_dequeue(&mut rq.fair, &mut self.ents, pid)
+        {
+            self.dequeue(pid, Dequeue::Sleep);
+        }
+    }
+
     /// `wakeup_preempt`: should `woken`, just queued on `cpu`, preempt what runs there?
     fn check_preempt(&mut self, cpu: u32, woken: u32) {
         if self.resched_mask & (1 << cpu) != 0 {
@@ -426,6 +440,11 @@ impl<'a, F: FairClass> Engine<'a, F> {
                 }
                 p
             } else if let Some(p) = self.fair.pick(&mut rq.fair, &mut self.ents) {
+                if self.ents[p as usize].delayed {
+                    // pick_next_entity: a delayed sleeper that is picked leaves for good.
+                    self.dequeue(p, Dequeue::Delayed);
+                    continue;
+                }
                 if rq.fair.curr != Some(p) {
                     if let Some(c) = rq.fair.curr {
                         self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
@@ -709,7 +728,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
             // SWAP: it stays queued, virtual runnable.
             self.tasks[pid as usize].virtual_runnable = true;
         } else {
-            self.dequeue(pid, Dequeue::Sleep);
+            self.sleep(pid);
         }
         if let Some(at) = until {
             let t = &mut self.tasks[pid as usize];
@@ -743,6 +762,17 @@ impl<'a, F: FairClass> Engine<'a, F> {
             if self.rqs[prev as usize].donor == pid {
                 self.resched(prev);
             } else {
+                self.check_preempt(prev, pid);
+            }
+            return;
+        }
+        if self.ents[pid as usize].delayed {
+            // ttwu_runnable: still queued where it slept, so it wakes there.
+            self.account(prev);
+            let rq = &mut self.rqs[prev as usize];
+            self.fair.requeue_delayed(&mut rq.fair, &mut self.ents, pid);
+            self.emit(|_| EventKind::Wakeup { waker: Pid(waker), wakee: Pid(pid), cpu: prev });
+            if self.rqs[prev as usize].curr != pid {
                 self.check_preempt(prev, pid);
             }
             return;

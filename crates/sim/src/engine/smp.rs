@@ -120,8 +120,14 @@ impl<F: FairClass> Engine<'_, F> {
                 break;
             }
         }
+        // A newly idle CPU's failures do not count (`sched_balance_rq` only counts
+        // those of periodic balancing), so it never takes a cache-hot task.
         let rq = &mut self.rqs[cpu as usize];
-        rq.balance_failed = if moved { 0 } else { rq.balance_failed + 1 };
+        if moved {
+            rq.balance_failed = 0;
+        } else if !newly_idle {
+            rq.balance_failed += 1;
+        }
         moved
     }
 

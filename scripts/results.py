@@ -28,11 +28,14 @@ def ms(ns):
 
 def validate(r):
     h = r["hackbench"]
-    rows = [["G", "real (ms)", "simulated (ms)", "real/sim", "real switches", "simulated switches"]]
+    err = lambda v: "-" if v is None else f"{v * 100:+.1f} %"
+    rows = [["G", "real (ms)", "simulated (ms)", "error", "real voluntary switches", "simulated", "error"]]
     for row in h["rows"]:
         rows.append([
-            row["groups"], ms(row["real_ns"]), ms(row["sim_ns"]), f"{row['real_ns'] / row['sim_ns']:.2f}",
-            row["real_nvcsw"] + row["real_nivcsw"], row["sim_nvcsw"] + row["sim_nivcsw"],
+            row["groups"], ms(row["real_ns"]), ms(row["sim_ns"]),
+            err(row.get("makespan_error", row["sim_ns"] / row["real_ns"] - 1)),
+            row["real_nvcsw"], row["sim_nvcsw"],
+            err(row.get("voluntary_switch_error", row["sim_nvcsw"] / max(row["real_nvcsw"], 1) - 1)),
         ])
     print(f"{h['command']} (median of {r['reps']}) against {h['sim_spec']}, {r['cpus']} CPUs, {r['fair']}")
     table(rows)
@@ -57,6 +60,16 @@ def validate(r):
             for t in fl["tasks"]:
                 rows.append(["  " + t["name"], opt(t["real_runtime_ns"]), opt(t["sim_runtime_ns"]),
                              pct(t["real_share"]), pct(t["sim_share"])])
+        table(rows)
+    if r.get("verdicts"):
+        print()
+        show = {"ratio": lambda x: f"{x * 100:.1f} %", "points": lambda x: f"{x:.1f} points",
+                "slope": lambda x: f"{x:.3f}"}
+        rows = [["fidelity target", "limit", "worst", "at", ""]]
+        for v in r["verdicts"]:
+            f = show[v["unit"]]
+            rows.append([v["target"], f(v["limit"]), "-" if v["worst"] is None else f(v["worst"]), v["at"] or "",
+                         "met" if v["met"] else "missed"])
         table(rows)
 
 

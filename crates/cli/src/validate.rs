@@ -240,24 +240,29 @@ fn write_text(out: &mut impl Write, r: &ValidateReport, chart: Option<&Path>) ->
         ("GROUPS", Align::Right),
         ("REAL", Align::Right),
         ("SIMULATED", Align::Right),
-        ("REAL/SIM", Align::Right),
+        ("ERROR", Align::Right),
         ("REAL CPU", Align::Right),
         ("SIM CPU", Align::Right),
-        ("REAL CSW", Align::Right),
-        ("SIM CSW", Align::Right),
+        ("ERROR", Align::Right),
+        ("REAL VCSW", Align::Right),
+        ("SIM VCSW", Align::Right),
+        ("ERROR", Align::Right),
     ]);
     for row in &h.rows {
         t.row(vec![
             row.groups.to_string(),
             ms(row.real_ns),
             ms(row.sim_ns),
-            format!("{:.2}", row.real_ns as f64 / row.sim_ns.max(1) as f64),
+            opt(row.makespan_error, signed_pct),
             ms(row.real_cpu_ns),
             ms(row.sim_cpu_ns),
-            (row.real_nvcsw + row.real_nivcsw).to_string(),
-            (row.sim_nvcsw + row.sim_nivcsw).to_string(),
+            opt(row.cpu_error, signed_pct),
+            row.real_nvcsw.to_string(),
+            row.sim_nvcsw.to_string(),
+            opt(row.voluntary_switch_error, signed_pct),
         ]);
     }
+    writeln!(out, "(ERROR: simulated / real - 1; VCSW: voluntary context switches)")?;
     t.write(out)?;
     match &h.fit {
         Some(f) => writeln!(
@@ -305,10 +310,13 @@ fn write_text(out: &mut impl Write, r: &ValidateReport, chart: Option<&Path>) ->
             ("FILE / THREAD", Align::Left),
             ("REAL MAKESPAN", Align::Right),
             ("SIM MAKESPAN", Align::Right),
+            ("ERROR", Align::Right),
             ("REAL SHARE", Align::Right),
             ("SIM SHARE", Align::Right),
+            ("POINTS", Align::Right),
             ("REAL CPU", Align::Right),
             ("SIM CPU", Align::Right),
+            ("ERROR", Align::Right),
             ("REAL CSW", Align::Right),
             ("SIM CSW", Align::Right),
         ]);
@@ -316,26 +324,33 @@ fn write_text(out: &mut impl Write, r: &ValidateReport, chart: Option<&Path>) ->
         for f in &rt.files {
             let name =
                 Path::new(&f.file).file_name().map_or(f.file.clone(), |n| n.to_string_lossy().into_owned());
+            let blank = String::new;
             t.row(vec![
                 name,
                 opt(f.real_makespan_ns, ms),
                 opt(f.sim_makespan_ns, ms),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
+                opt(f.makespan_error, signed_pct),
+                blank(),
+                blank(),
+                blank(),
+                blank(),
+                blank(),
+                blank(),
                 opt(f.real_csw, |n| n.to_string()),
                 opt(f.sim_csw, |n| n.to_string()),
             ]);
             for task in &f.tasks {
                 t.row(vec![
                     format!("  {}", task.name),
-                    String::new(),
-                    String::new(),
+                    blank(),
+                    blank(),
+                    blank(),
                     opt(task.real_share, pct),
                     opt(task.sim_share, pct),
+                    opt(task.share_error_points, |p| format!("{p:+.1}")),
                     opt(task.real_runtime_ns, ms),
                     opt(task.sim_runtime_ns, ms),
+                    opt(task.runtime_error, signed_pct),
                     opt(task.real_csw, |n| n.to_string()),
                     opt(task.sim_csw, |n| n.to_string()),
                 ]);
@@ -349,7 +364,45 @@ fn write_text(out: &mut impl Write, r: &ValidateReport, chart: Option<&Path>) ->
             writeln!(out, "{}: {}", f.file, f.error.as_deref().unwrap_or_default())?;
         }
     }
-    Ok(())
+    write_verdicts(out, &r.verdicts)
+}
+
+/// The fidelity targets, each met or missed with its worst error.
+#[cfg(target_os = "linux")]
+fn write_verdicts(
+    out: &mut impl Write,
+    verdicts: &[schedlab_lab::validate::fidelity::Verdict],
+) -> io::Result<()> {
+    use crate::table::{Align, Table};
+    writeln!(out)?;
+    writeln!(out, "fidelity targets:")?;
+    let mut t = Table::new(&[
+        ("TARGET", Align::Left),
+        ("LIMIT", Align::Right),
+        ("WORST", Align::Right),
+        ("AT", Align::Left),
+        ("", Align::Left),
+    ]);
+    for v in verdicts {
+        let show = |x: f64| match v.unit {
+            "ratio" => format!("{:.1}%", x * 100.0),
+            "points" => format!("{x:.1} pt"),
+            _ => format!("{x:.3}"),
+        };
+        t.row(vec![
+            v.target.to_string(),
+            show(v.limit),
+            opt(v.worst, show),
+            v.at.clone().unwrap_or_default(),
+            if v.met { "met" } else { "MISSED" }.to_string(),
+        ]);
+    }
+    t.write(out)
+}
+
+/// A relative error as a signed percentage.
+fn signed_pct(x: f64) -> String {
+    format!("{:+.1}%", x * 100.0)
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -4,6 +4,10 @@
 use std::path::Path;
 use std::process::Command;
 
+fn fit_slope_through_origin(h: &serde_json::Value) -> f64 {
+    h["fit"]["slope_through_origin"].as_f64().unwrap()
+}
+
 fn installed(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|d| Path::new(&d).join(program).is_file()))
@@ -51,7 +55,17 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
         assert!(row["sim_ns"].as_u64().unwrap() > 0, "{row}");
         assert_eq!(row["real_runs_ns"].as_array().unwrap().len(), 1, "{row}");
         assert!(row["real_nvcsw"].as_u64().unwrap() > 0, "hackbench's workers block: {row}");
+        let (sim, real) = (row["sim_ns"].as_f64().unwrap(), row["real_ns"].as_f64().unwrap());
+        let err = row["makespan_error"].as_f64().unwrap();
+        assert!((err - (sim / real - 1.0)).abs() < 1e-9, "the error is simulated / real - 1: {row}");
     }
+    // One verdict per fidelity target: three on hackbench, two more on rt-app.
+    let verdicts = r["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), if installed("rt-app") { 5 } else { 3 }, "{verdicts:?}");
+    let slope = &verdicts[0];
+    let off = (fit_slope_through_origin(h) - 1.0).abs();
+    assert!((slope["worst"].as_f64().unwrap() - off).abs() < 1e-9, "{slope}");
+    assert_eq!(slope["met"].as_bool().unwrap(), off <= 0.10, "{slope}");
     // Twice the groups, twice the simulated work.
     let sim = |i: usize| rows[i]["sim_ns"].as_u64().unwrap() as f64;
     assert!((sim(1) / sim(0) - 2.0).abs() < 0.2, "{rows:?}");
@@ -77,6 +91,8 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
         for t in tasks {
             let (real, sim) = (t["real_share"].as_f64().unwrap(), t["sim_share"].as_f64().unwrap());
             assert!((sim - 0.5).abs() < 0.01 && (real - 0.5).abs() < 0.15, "{t}");
+            let points = t["share_error_points"].as_f64().unwrap();
+            assert!((points - (sim - real) * 100.0).abs() < 1e-9, "{t}");
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();

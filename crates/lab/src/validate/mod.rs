@@ -6,12 +6,15 @@
 //! - [`hackbench`]: rt-tests hackbench over pipes, timed, with its context switches;
 //! - [`rtapp`]: rt-app JSON files, with each thread's CPU time and context switches;
 //! - [`fit`]: the least-squares line and R² over (simulated, real) pairs, medians;
-//! - [`pairs`]: both halves run and paired, the report `schedlab validate` prints.
+//! - [`pairs`]: both halves run and paired, the report `schedlab validate` prints;
+//! - [`fidelity`]: the simulator's errors against the kernel, and the verdict on each
+//!   fidelity target.
 //!
 //! Every child runs in its own process group, under a time limit, and is killed with
 //! its group on an error (`ChildGroup`, in the crate's `child` module).
 
 pub mod calibrate;
+pub mod fidelity;
 pub mod fit;
 pub mod hackbench;
 pub mod pairs;

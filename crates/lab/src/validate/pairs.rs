@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::bench::Invalid;
 
 use super::calibrate::{self, Calibration};
+use super::fidelity::{self, relative_error, Verdict};
 use super::fit::{linear_fit, median, LinearFit};
 use super::hackbench::{self, HackbenchParams};
 use super::rtapp;
@@ -66,6 +67,11 @@ pub struct HackbenchRow {
     pub sim_cpu_ns: u64,
     pub sim_nvcsw: u64,
     pub sim_nivcsw: u64,
+    /// Relative errors of the simulated makespan, CPU time and voluntary switches
+    /// ([`fidelity::relative_error`]).
+    pub makespan_error: Option<f64>,
+    pub cpu_error: Option<f64>,
+    pub voluntary_switch_error: Option<f64>,
 }
 
 /// The hackbench half: one row per group count, and the fitted lines.
@@ -94,6 +100,10 @@ pub struct RtAppTaskRow {
     pub sim_share: Option<f64>,
     pub real_csw: Option<u64>,
     pub sim_csw: Option<u64>,
+    /// Relative error of the simulated runtime.
+    pub runtime_error: Option<f64>,
+    /// Simulated minus real share, in percentage points.
+    pub share_error_points: Option<f64>,
 }
 
 /// One rt-app file.
@@ -105,6 +115,9 @@ pub struct RtAppRow {
     /// Context switches of the worker threads (nvcsw + nivcsw), median.
     pub real_csw: Option<u64>,
     pub sim_csw: Option<u64>,
+    /// Relative errors of the simulated makespan and context switches.
+    pub makespan_error: Option<f64>,
+    pub switch_error: Option<f64>,
     pub tasks: Vec<RtAppTaskRow>,
     /// Why the file could not be run or simulated.
     pub error: Option<String>,
@@ -133,6 +146,8 @@ pub struct ValidateReport {
     pub tunables: Vec<TunableSet>,
     pub hackbench: HackbenchSection,
     pub rtapp: Option<RtAppSection>,
+    /// The simulator against each fidelity target.
+    pub verdicts: Vec<Verdict>,
 }
 
 /// The median of whole numbers.
@@ -164,6 +179,8 @@ pub fn validate(cfg: &ValidateConfig, progress: &mut dyn FnMut(&str)) -> Result<
     }
     let hackbench = hackbench_section(cfg, &config, progress)?;
     let rtapp = rtapp_section(cfg, &config, progress)?;
+    let mut verdicts = fidelity::hackbench_verdicts(&hackbench);
+    verdicts.extend(rtapp.iter().filter(|r| r.skipped.is_none()).flat_map(fidelity::rtapp_verdicts));
     Ok(ValidateReport {
         cpus,
         fair: FairFlavor::Eevdf.name(),
@@ -172,6 +189,7 @@ pub fn validate(cfg: &ValidateConfig, progress: &mut dyn FnMut(&str)) -> Result<
         tunables: set,
         hackbench,
         rtapp,
+        verdicts,
     })
 }
 
@@ -209,18 +227,24 @@ fn hackbench_section(
         let r = simulate(&params(g).sim_spec(), config)?;
         let real = &runs[&g];
         let pick = |f: fn(&hackbench::HackbenchRun) -> u64| med(&real.iter().map(f).collect::<Vec<_>>());
+        let (real_ns, real_cpu_ns, real_nvcsw) = (pick(|r| r.time_ns), pick(|r| r.cpu_ns), pick(|r| r.nvcsw));
+        let sim_cpu_ns = r.tasks.iter().map(|t| t.runtime_ns).sum();
+        let sim_nvcsw = r.tasks.iter().map(|t| t.nvcsw).sum();
         rows.push(HackbenchRow {
             groups: g,
-            real_ns: pick(|r| r.time_ns),
+            real_ns,
             real_runs_ns: real.iter().map(|r| r.time_ns).collect(),
             real_wall_ns: pick(|r| r.wall_ns),
-            real_cpu_ns: pick(|r| r.cpu_ns),
-            real_nvcsw: pick(|r| r.nvcsw),
+            real_cpu_ns,
+            real_nvcsw,
             real_nivcsw: pick(|r| r.nivcsw),
             sim_ns: r.makespan_ns,
-            sim_cpu_ns: r.tasks.iter().map(|t| t.runtime_ns).sum(),
-            sim_nvcsw: r.tasks.iter().map(|t| t.nvcsw).sum(),
+            sim_cpu_ns,
+            sim_nvcsw,
             sim_nivcsw: r.tasks.iter().map(|t| t.nivcsw).sum(),
+            makespan_error: relative_error(r.makespan_ns, real_ns),
+            cpu_error: relative_error(sim_cpu_ns, real_cpu_ns),
+            voluntary_switch_error: relative_error(sim_nvcsw, real_nvcsw),
         });
     }
     let fit = linear_fit(&rows.iter().map(|r| (r.sim_ns as f64, r.real_ns as f64)).collect::<Vec<_>>());
@@ -301,6 +325,8 @@ fn rtapp_file(
         sim_makespan_ns: None,
         real_csw: None,
         sim_csw: None,
+        makespan_error: None,
+        switch_error: None,
         tasks: vec![],
         error: None,
     };
@@ -377,16 +403,23 @@ fn rtapp_file(
     for n in names {
         let st = sim.as_ref().and_then(|s| s.tasks.iter().find(|t| t.name == n));
         let rt = real_med.get(n.as_str());
+        let (real_share, sim_share) =
+            (rt.and_then(|v| share(v.0, real_total)), st.and_then(|t| share(t.runtime_ns, sim_total)));
         row.tasks.push(RtAppTaskRow {
             real_runtime_ns: rt.map(|v| v.0),
             sim_runtime_ns: st.map(|t| t.runtime_ns),
-            real_share: rt.and_then(|v| share(v.0, real_total)),
-            sim_share: st.and_then(|t| share(t.runtime_ns, sim_total)),
+            real_share,
+            sim_share,
             real_csw: rt.map(|v| v.1),
             sim_csw: st.map(|t| t.nvcsw + t.nivcsw),
+            runtime_error: rt.zip(st).and_then(|(r, s)| relative_error(s.runtime_ns, r.0)),
+            share_error_points: sim_share.zip(real_share).map(|(s, r)| (s - r) * 100.0),
             name: n,
         });
     }
+    let both = |s: Option<u64>, r: Option<u64>| s.zip(r).and_then(|(s, r)| relative_error(s, r));
+    row.makespan_error = both(row.sim_makespan_ns, row.real_makespan_ns);
+    row.switch_error = both(row.sim_csw, row.real_csw);
     row.error = error;
     row
 }

@@ -48,7 +48,9 @@ def validate(r):
     c = r.get("calibration")
     if c:
         print(f"calibration: null syscall {c['null_syscall_ns']:.0f} ns, pipe syscall {c['pipe_syscall_ns']:.0f} ns, "
-              f"copy {c['copy_ns_per_kib']:.0f} ns/KiB, context switch {c['context_switch_ns']:.0f} ns")
+              f"copy {c['copy_ns_per_kib']:.0f} ns/KiB, "
+              + (f"wake-up {c['wakeup_ns']:.0f} ns, " if "wakeup_ns" in c else "")
+              + f"context switch {c['context_switch_ns']:.0f} ns")
     rt = r.get("rtapp")
     if rt and rt["files"]:
         print()

@@ -26,9 +26,10 @@ Examples:
 ///
 /// First the simulator's cost tunables are measured here (median of --reps): a pipe
 /// system call (syscall_ns: a 1-byte write or read that does not block), the copy per
-/// KiB through a pipe (copy_ns_per_kib), and a context switch (context_switch_ns: half a
-/// ping-pong round trip between two processes on one CPU, less a write and a read; the
-/// wake-up is included, as the simulator has no separate wake-up cost).
+/// KiB through a pipe (copy_ns_per_kib), a wake-up (wakeup_ns: the waker's extra time for
+/// a write that wakes a blocked reader), and a context switch (context_switch_ns: half a
+/// ping-pong round trip between two processes on one CPU, less a write, a read and a
+/// wake-up).
 ///
 /// Then rt-tests `hackbench -g G -f FDS -l L -s 100 -p` runs for each G, --reps times
 /// (interleaved; the median of hackbench's own `Time:` is kept, with the context
@@ -214,6 +215,7 @@ fn write_text(out: &mut impl Write, r: &ValidateReport, chart: Option<&Path>) ->
             "copy_ns_per_kib".into(),
         ]);
         t.row(vec!["  ping-pong round trip".into(), format!("{:.0} ns", c.round_trip_ns), String::new()]);
+        t.row(vec!["  wake-up (waker's side)".into(), format!("{:.0} ns", c.wakeup_ns), "wakeup_ns".into()]);
         t.row(vec![
             "  context switch".into(),
             format!("{:.0} ns", c.context_switch_ns),

@@ -43,7 +43,7 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
     }
     let names: Vec<&str> =
         r["tunables"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["syscall_ns", "copy_ns_per_kib", "context_switch_ns"]);
+    assert_eq!(names, ["syscall_ns", "copy_ns_per_kib", "wakeup_ns", "context_switch_ns"]);
     assert_eq!(r["fair"], "eevdf");
 
     let h = &r["hackbench"];

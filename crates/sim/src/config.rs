@@ -50,6 +50,10 @@ pub struct Tunables {
     pub hrtick: bool,
     /// CPU time a context switch costs the CPU before the next task runs.
     pub context_switch_ns: Ns,
+    /// CPU time a task pays for each task it wakes (`try_to_wake_up`). 0 by default, as
+    /// the default context switch cost includes the wake-up before it; `schedlab
+    /// validate` measures both apart.
+    pub wakeup_ns: Ns,
     /// CPU time a migrated task loses refilling caches on its new CPU.
     pub migration_ns: Ns,
     /// CPU time of one system call's entry, exit and work (excluding copies).
@@ -116,6 +120,7 @@ impl Tunables {
             hz: 250,
             hrtick: false,
             context_switch_ns: 1_500,
+            wakeup_ns: 0,
             migration_ns: 5_000,
             syscall_ns: 300,
             copy_ns_per_kib: 100,
@@ -159,6 +164,7 @@ impl Tunables {
         ("hz", "timer interrupts per second (CONFIG_HZ), default 250"),
         ("hrtick", "expire slices with a high-resolution timer (0/1), default 0 as in the kernel"),
         ("context_switch_ns", "CPU time of one context switch"),
+        ("wakeup_ns", "CPU time the waker pays per wake-up, default 0 (included in context_switch_ns)"),
         ("migration_ns", "CPU time a migrated task loses refilling caches"),
         ("syscall_ns", "CPU time of one system call"),
         ("copy_ns_per_kib", "CPU time to copy 1 KiB through a pipe, socket or queue"),
@@ -195,6 +201,7 @@ impl Tunables {
             "hz" => N(&mut self.hz, (1, 10_000)),
             "hrtick" => F(&mut self.hrtick),
             "context_switch_ns" => D(&mut self.context_switch_ns, ANY),
+            "wakeup_ns" => D(&mut self.wakeup_ns, ANY),
             "migration_ns" => D(&mut self.migration_ns, ANY),
             "syscall_ns" => D(&mut self.syscall_ns, ANY),
             "copy_ns_per_kib" => D(&mut self.copy_ns_per_kib, ANY),

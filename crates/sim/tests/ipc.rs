@@ -106,6 +106,28 @@ fn pipe_reader_blocks_until_the_writer_writes() {
 }
 
 #[test]
+fn the_waker_pays_for_each_wake_up() {
+    // The writer wakes the blocked reader twice (two writes, the reader reading between
+    // them on the other CPU); each wake-up costs the writer 1 µs, nothing else does.
+    let mut w = Workload::default();
+    let pipe = w.add_object(ObjectSpec::Pipe { capacity: None });
+    let reader = Program::new("reader").op(Op::Read { fd: 0, bytes: 1 }).op(Op::Read { fd: 0, bytes: 1 });
+    spawn(&mut w, "reader", reader, vec![fd(pipe, End::Read)], 0);
+    let writer = Program::new("writer")
+        .op(Op::Sleep(MS))
+        .op(Op::Write { fd: 0, bytes: 1 })
+        .op(Op::Sleep(MS))
+        .op(Op::Write { fd: 0, bytes: 1 })
+        .op(Op::Compute(MS));
+    spawn(&mut w, "writer", writer, vec![fd(pipe, End::Write)], 0);
+    let (r, ev) = exact_with(&w, 2, &[("wakeup_ns", "1us")]);
+    all_exited(&r);
+    assert_eq!(wakeups(&ev, 1).len(), 2);
+    assert_eq!(runtime(&r, "writer"), MS + 2_000, "1 ms of work and two wake-ups");
+    assert_eq!(runtime(&r, "reader"), 0, "being woken is free");
+}
+
+#[test]
 fn pipe_writer_blocks_when_the_64k_buffer_is_full() {
     // 100 KiB into a 64 KiB pipe. The reader takes 32 KiB at 10 ms, 32 KiB at 20 ms and
     // the last 36 KiB at 30 ms. The writer fills 64 KiB at once, 32 KiB more at 10 ms

@@ -2,9 +2,8 @@
 //!
 //! The simulator charges each system call `syscall_ns` plus `copy_ns_per_kib` per KiB it
 //! moves (engine/ops.rs: `syscall_ns + bytes * copy_ns_per_kib / 1024`, for reads and
-//! writes alike), and each switch to a task `context_switch_ns`. It models no separate
-//! wake-up cost, so the cost of waking the peer is folded into the context switch.
-//! Measured here, each on one CPU, the median of repetitions:
+//! writes alike), each task it wakes `wakeup_ns` (to the waker), and each switch to a
+//! task `context_switch_ns`. Measured here, each on one CPU, the median of repetitions:
 //!
 //! - **null system call**: `getppid()` in a tight loop (reported, not used: the
 //!   workloads' system calls are pipe reads and writes);
@@ -13,10 +12,14 @@
 //! - **copy per KiB** (`copy_ns_per_kib`): the same with 32 KiB: the pair's extra time
 //!   over the 1-byte pair, divided by the KiB moved by both calls (see
 //!   [`copy_ns_per_kib`]);
+//! - **wake-up** (`wakeup_ns`): a 1-byte `write` to a pipe whose reader, a forked
+//!   process on the same CPU, is blocked in `read`, against the same `write` when nobody
+//!   waits: the waker's extra CPU time (`try_to_wake_up`: the wakee's placement, its
+//!   enqueue, the preemption check);
 //! - **context switch** (`context_switch_ns`): two processes pinned to the same CPU
-//!   ping-pong one byte over two pipes; a round trip is two writes, two reads and two
-//!   switches (each with the wake-up before it), so a switch is half the round trip
-//!   less one write and one read (see [`context_switch_ns`]).
+//!   ping-pong one byte over two pipes; a round trip is two writes, two reads, two
+//!   wake-ups and two switches, so a switch is half the round trip less one write, one
+//!   read and one wake-up (see [`context_switch_ns`]).
 //!
 //! Times are CPU times, not wall-clock times: the calling thread's
 //! (`CLOCK_THREAD_CPUTIME_ID`), plus the forked partner's (`wait4`) for the ping-pong,
@@ -45,7 +48,9 @@ pub struct Calibration {
     pub copy_ns_per_kib: f64,
     /// One ping-pong round trip between two processes on one CPU.
     pub round_trip_ns: f64,
-    /// One context switch, wake-up included.
+    /// The waker's cost of one wake-up.
+    pub wakeup_ns: f64,
+    /// One context switch, the wake-up before it not included.
     pub context_switch_ns: f64,
 }
 
@@ -56,6 +61,7 @@ impl Calibration {
         vec![
             ("syscall_ns", ns(self.pipe_syscall_ns)),
             ("copy_ns_per_kib", ns(self.copy_ns_per_kib)),
+            ("wakeup_ns", ns(self.wakeup_ns)),
             ("context_switch_ns", ns(self.context_switch_ns)),
         ]
     }
@@ -73,9 +79,9 @@ pub fn copy_ns_per_kib(small_pair_ns: f64, small_bytes: u64, large_pair_ns: f64,
 }
 
 /// One context switch from a ping-pong round trip: half the round trip is one write,
-/// one read and one switch.
-pub fn context_switch_ns(round_trip_ns: f64, pipe_syscall_ns: f64) -> f64 {
-    (round_trip_ns / 2.0 - 2.0 * pipe_syscall_ns).max(0.0)
+/// one read, one wake-up and one switch.
+pub fn context_switch_ns(round_trip_ns: f64, pipe_syscall_ns: f64, wakeup_ns: f64) -> f64 {
+    (round_trip_ns / 2.0 - 2.0 * pipe_syscall_ns - wakeup_ns).max(0.0)
 }
 
 /// Iteration counts of one repetition.
@@ -84,6 +90,7 @@ const SMALL_PAIRS: u32 = 50_000;
 const LARGE_PAIRS: u32 = 2_000;
 const LARGE_BYTES: usize = 32 * 1024;
 const ROUND_TRIPS: u32 = 10_000;
+const WAKEUPS: u32 = 2_000;
 
 /// Measures the costs, `reps` times each (at least 1), on one CPU: a thread pinned to
 /// the CPU it starts on runs them. Takes about 0.2 s per repetition.
@@ -99,17 +106,18 @@ fn measure_pinned(reps: u32) -> Result<Calibration> {
     let cpu = usize::try_from(unsafe { libc::sched_getcpu() })
         .map_err(|_| ValidateError::io("sched_getcpu", io::Error::last_os_error()))?;
     pin(cpu)?;
-    let (mut null, mut small, mut large, mut rt) = (vec![], vec![], vec![], vec![]);
+    let (mut null, mut small, mut large, mut rt, mut wake) = (vec![], vec![], vec![], vec![], vec![]);
     for _ in 0..reps {
         null.push(null_syscall());
         small.push(pipe_pair(1, SMALL_PAIRS)?);
         large.push(pipe_pair(LARGE_BYTES, LARGE_PAIRS)?);
         rt.push(round_trip(cpu)?);
+        wake.push(wakeup(cpu)?);
     }
     let m = |v: &[f64]| median(v).unwrap_or(0.0);
     let (small_pair, large_pair) = (m(&small), m(&large));
     let pipe_syscall_ns = small_pair / 2.0;
-    let round_trip_ns = m(&rt);
+    let (round_trip_ns, wakeup_ns) = (m(&rt), m(&wake));
     Ok(Calibration {
         cpu,
         reps,
@@ -117,7 +125,8 @@ fn measure_pinned(reps: u32) -> Result<Calibration> {
         pipe_syscall_ns,
         copy_ns_per_kib: copy_ns_per_kib(small_pair, 1, large_pair, LARGE_BYTES as u64),
         round_trip_ns,
-        context_switch_ns: context_switch_ns(round_trip_ns, pipe_syscall_ns),
+        wakeup_ns,
+        context_switch_ns: context_switch_ns(round_trip_ns, pipe_syscall_ns, wakeup_ns),
     })
 }
 
@@ -205,11 +214,9 @@ fn pipe_pair(bytes: usize, pairs: u32) -> Result<f64> {
     Ok((thread_cpu_ns() - t) as f64 / f64::from(pairs))
 }
 
-/// Nanoseconds of CPU time per ping-pong round trip between this thread and a forked
-/// process, both on `cpu` (the child inherits this thread's affinity): this thread's CPU
-/// time plus the child's, over every round trip the child made.
-fn round_trip(cpu: usize) -> Result<f64> {
-    let (ping, pong) = (Pipe::new()?, Pipe::new()?);
+/// Forks a process (on this thread's CPU: it inherits the affinity) at nice `nice` that
+/// echoes every byte it reads from `ping` to `pong`, until killed.
+fn fork_echo(ping: &Pipe, pong: &Pipe, nice: libc::c_int) -> Result<libc::pid_t> {
     // SAFETY: the child only makes async-signal-safe system calls, then _exit.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -219,6 +226,7 @@ fn round_trip(cpu: usize) -> Result<f64> {
         let mut b = [0u8; 1];
         // SAFETY: raw system calls on inherited descriptors.
         unsafe {
+            libc::setpriority(libc::PRIO_PROCESS, 0, nice);
             loop {
                 if libc::read(ping.0[0], b.as_mut_ptr().cast(), 1) != 1 {
                     libc::_exit(0);
@@ -229,6 +237,30 @@ fn round_trip(cpu: usize) -> Result<f64> {
             }
         }
     }
+    Ok(pid)
+}
+
+/// Kills and reaps `pid`, returning its CPU time in nanoseconds.
+fn kill_and_reap(pid: libc::pid_t) -> u64 {
+    // The child holds both ends of its pipes, so closing ours would not end it: kill it
+    // (it is blocked in read by now) and reap it with its CPU time.
+    // SAFETY: our own child; ru is valid for writes.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        let mut status = 0;
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::wait4(pid, &mut status, 0, &mut ru);
+        let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+        tv(ru.ru_utime) + tv(ru.ru_stime)
+    }
+}
+
+/// Nanoseconds of CPU time per ping-pong round trip between this thread and a forked
+/// process, both on `cpu`: this thread's CPU time plus the child's, over every round
+/// trip the child made.
+fn round_trip(cpu: usize) -> Result<f64> {
+    let (ping, pong) = (Pipe::new()?, Pipe::new()?);
+    let pid = fork_echo(&ping, &pong, 0)?;
     let t = thread_cpu_ns();
     let mut b = [1u8; 1];
     let step = |b: &mut [u8; 1]| -> bool {
@@ -241,21 +273,58 @@ fn round_trip(cpu: usize) -> Result<f64> {
     let ok = (0..ROUND_TRIPS).all(|_| step(&mut b));
     let ours = thread_cpu_ns() - t;
     let err = io::Error::last_os_error();
-    // The child holds both ends of `ping`, so closing ours would not end it: kill it
-    // (it is blocked in read by now) and reap it with its CPU time.
-    // SAFETY: our own child; ru is valid for writes.
-    let child_ns = unsafe {
-        libc::kill(pid, libc::SIGKILL);
-        let mut status = 0;
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::wait4(pid, &mut status, 0, &mut ru);
-        let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
-        tv(ru.ru_utime) + tv(ru.ru_stime)
-    };
+    let child_ns = kill_and_reap(pid);
     if !ok {
         return Err(ValidateError::io(format!("ping-pong on CPU {cpu}"), err));
     }
     Ok((ours + child_ns) as f64 / f64::from(ROUND_TRIPS))
+}
+
+/// The waker's extra nanoseconds of CPU time per wake-up: each 1-byte `write` to a pipe
+/// whose reader (a forked echo on `cpu`) is blocked, timed alone, against the same timed
+/// `write` to a pipe nobody waits on. Between the timed writes the echo's answer is
+/// read and the writer sleeps 20 µs, so that the echo, the only other task of this CPU,
+/// is blocked in `read` again when the next one starts. The echo runs at nice 19, so
+/// that it does not preempt the writer: the timed write holds the wake-up and no switch.
+fn wakeup(cpu: usize) -> Result<f64> {
+    let (ping, pong, idle) = (Pipe::new()?, Pipe::new()?, Pipe::new()?);
+    let pid = fork_echo(&ping, &pong, 19)?;
+    let mut b = [1u8; 1];
+    let timed_write = |fd: libc::c_int, b: &[u8; 1]| -> Option<u64> {
+        let t = thread_cpu_ns();
+        // SAFETY: b is valid for one byte.
+        let n = unsafe { libc::write(fd, b.as_ptr().cast(), 1) };
+        let ns = thread_cpu_ns() - t;
+        (n == 1).then_some(ns)
+    };
+    let read1 = |fd: libc::c_int, b: &mut [u8; 1]| -> bool {
+        // SAFETY: b is valid for one byte.
+        unsafe { libc::read(fd, b.as_mut_ptr().cast(), 1) == 1 }
+    };
+    let (mut waking, mut plain) = (0u64, 0u64);
+    let mut ok = true;
+    for _ in 0..WAKEUPS {
+        // The echo is blocked in read: this write wakes it; its answer tells us it is
+        // about to block again (and blocks before we run, on one CPU).
+        match timed_write(ping.0[1], &b) {
+            Some(ns) if read1(pong.0[0], &mut b) => waking += ns,
+            _ => ok = false,
+        }
+        std::thread::sleep(std::time::Duration::from_micros(20));
+        match timed_write(idle.0[1], &b) {
+            Some(ns) if read1(idle.0[0], &mut b) => plain += ns,
+            _ => ok = false,
+        }
+        if !ok {
+            break;
+        }
+    }
+    let err = io::Error::last_os_error();
+    kill_and_reap(pid);
+    if !ok {
+        return Err(ValidateError::io(format!("wake-ups on CPU {cpu}"), err));
+    }
+    Ok((waking.saturating_sub(plain)) as f64 / f64::from(WAKEUPS))
 }
 
 #[cfg(test)]
@@ -273,10 +342,11 @@ mod tests {
     }
 
     #[test]
-    fn a_switch_is_half_a_round_trip_less_a_write_and_a_read() {
-        // Round trip 5 µs: 2.5 µs per half, of which 2 x 400 ns are the calls.
-        assert_eq!(context_switch_ns(5_000.0, 400.0), 1_700.0);
-        assert_eq!(context_switch_ns(500.0, 400.0), 0.0, "never negative");
+    fn a_switch_is_half_a_round_trip_less_a_write_a_read_and_a_wakeup() {
+        // Round trip 5 µs: 2.5 µs per half, of which 2 x 400 ns are the calls and 300 ns
+        // the wake-up.
+        assert_eq!(context_switch_ns(5_000.0, 400.0, 300.0), 1_400.0);
+        assert_eq!(context_switch_ns(500.0, 400.0, 0.0), 0.0, "never negative");
     }
 
     #[test]
@@ -288,11 +358,12 @@ mod tests {
             pipe_syscall_ns: 412.6,
             copy_ns_per_kib: 31.2,
             round_trip_ns: 5_000.0,
-            context_switch_ns: 1_674.8,
+            wakeup_ns: 250.4,
+            context_switch_ns: 1_424.4,
         };
         assert_eq!(
             c.tunables(),
-            [("syscall_ns", 413), ("copy_ns_per_kib", 31), ("context_switch_ns", 1_675)]
+            [("syscall_ns", 413), ("copy_ns_per_kib", 31), ("wakeup_ns", 250), ("context_switch_ns", 1_424)]
         );
     }
 
@@ -302,6 +373,7 @@ mod tests {
         assert!(c.null_syscall_ns > 1.0 && c.null_syscall_ns < 100_000.0, "{c:?}");
         assert!(c.pipe_syscall_ns > c.null_syscall_ns * 0.5, "{c:?}");
         assert!(c.round_trip_ns > 2.0 * c.pipe_syscall_ns, "{c:?}");
-        assert_eq!(c.tunables().len(), 3);
+        assert!(c.wakeup_ns > 0.0 && c.wakeup_ns < c.round_trip_ns / 2.0, "{c:?}");
+        assert_eq!(c.tunables().len(), 4);
     }
 }

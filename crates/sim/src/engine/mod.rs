@@ -756,6 +756,11 @@ impl<'a, F: FairClass> Engine<'a, F> {
         t.stats.woken_at = Some(now);
         t.state = State::Runnable;
         let prev = t.cpu;
+        let waker_runs = waker != 0 && self.tasks[waker as usize].state == State::Running;
+        if waker_runs {
+            self.tasks[waker as usize].overhead += self.t.wakeup_ns;
+        }
+        let t = &mut self.tasks[pid as usize];
         if std::mem::take(&mut t.virtual_runnable) {
             // Still queued where it was: it just runs for itself from now on.
             self.emit(|_| EventKind::Wakeup { waker: Pid(waker), wakee: Pid(pid), cpu: prev });

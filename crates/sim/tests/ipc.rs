@@ -276,7 +276,36 @@ fn pipe_readers_waiting_on_an_empty_pipe_are_woken_in_turn() {
 }
 
 #[test]
+fn a_pipe_write_wakes_a_reader_only_when_the_pipe_was_empty() {
+    // On one CPU two readers of 1 byte wait; the writer writes 1 byte twice, then
+    // sleeps with its end open. The first write wakes r1; the second finds data buffered
+    // and wakes nobody, so r2 is woken by r1, which leaves a byte behind when it reads.
+    let mut w = Workload::default();
+    let pipe = w.add_object(ObjectSpec::Pipe { capacity: None });
+    for name in ["r1", "r2"] {
+        spawn(
+            &mut w,
+            name,
+            Program::new(name).op(Op::Read { fd: 0, bytes: 1 }),
+            vec![fd(pipe, End::Read)],
+            0,
+        );
+    }
+    let writer = Program::new("writer")
+        .op(Op::Sleep(MS))
+        .op(Op::Write { fd: 0, bytes: 1 })
+        .op(Op::Write { fd: 0, bytes: 1 })
+        .op(Op::Sleep(10 * MS));
+    spawn(&mut w, "writer", writer, vec![fd(pipe, End::Write)], 0);
+    let (r, ev) = exact(&w, 1);
+    all_exited(&r);
+    assert_eq!(wakeups(&ev, 1), vec![(MS, 3)]);
+    let r2 = wakeups(&ev, 2);
+    assert_eq!(r2.len(), 1, "{r2:?}");
+    assert_eq!(r2[0].1, 1, "woken by the first reader, not by the second write: {r2:?}");
+}
 
+#[test]
 fn pipe_writers_waiting_on_a_full_pipe_are_woken_in_turn() {
     // An 8192-byte pipe is filled at 0; w1 (at 1 ms) and w2 (at 2 ms) block writing 100
     // bytes each. At 10 ms the reader empties the pipe: there is room for both, so both

@@ -227,11 +227,18 @@ impl Object {
             s.write_waiters.push_back(pid);
             return Attempt::Block(Self::stream_resource(*kind, *inode, fd.end, true));
         }
+        let was_empty = s.buffered == 0;
         s.buffered += n;
         match kind {
+            // unix_stream_sendmsg: every send signals the peer's readers.
             StreamKind::Socket => wake.extend(s.read_waiters.drain(..)),
             _ => {
-                wake.extend(s.read_waiters.pop_front());
+                // pipe_write wakes a reader only when the pipe was empty: a reader that
+                // waits while data is buffered is woken by the reader before it
+                // (`wake_next_reader`), not by the writer.
+                if was_empty {
+                    wake.extend(s.read_waiters.pop_front());
+                }
                 // wake_next_writer: room is left, so the next waiting writer may go on.
                 if s.buffered < s.capacity {
                     wake.extend(s.write_waiters.pop_front());

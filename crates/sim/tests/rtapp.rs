@@ -103,12 +103,15 @@ fn inversion(pi: bool) -> Report {
 #[test]
 fn priority_inheritance_lends_the_waiters_priority_to_the_holder() {
     let r = inversion(false);
-    // low 0–2, mid 2–22, low 22–30, high 30–31.
+    // low 0–2, mid 2–22, low 22–30, high 30–31 (preempting low as its unlock returns),
+    // low's exit 31.
     assert_eq!(end_ms(&r, "high-1", 1), 31.0);
     assert_eq!(end_ms(&r, "mid-2", 2), 22.0);
+    assert_eq!(end_ms(&r, "low-0", 0), 31.0);
     let r = inversion(true);
-    // low runs at high's priority from 1 to its unlock at 10; high 10–11; mid 11–31.
-    assert_eq!(end_ms(&r, "low-0", 0), 10.0);
+    // low runs at high's priority from 1 to its unlock at 10; high 10–11; mid 11–31;
+    // low, back at its own priority, exits last.
+    assert_eq!(end_ms(&r, "low-0", 0), 31.0);
     assert_eq!(end_ms(&r, "high-1", 1), 11.0);
     assert_eq!(end_ms(&r, "mid-2", 2), 31.0);
     let low = r.tasks.iter().find(|t| t.name == "low-0").unwrap();

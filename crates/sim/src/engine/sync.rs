@@ -123,7 +123,7 @@ impl<F: FairClass> Engine<'_, F> {
             Op::Lock { mutex } => self.lock(pid, mutex),
             Op::Unlock { mutex } => {
                 self.release(pid, mutex);
-                self.finish_syscall(pid, 0);
+                self.return_to_user(pid);
             }
             Op::CondWait { cond, mutex } => {
                 self.release(pid, mutex);
@@ -137,7 +137,7 @@ impl<F: FairClass> Engine<'_, F> {
                         break;
                     }
                 }
-                self.finish_syscall(pid, 0);
+                self.return_to_user(pid);
             }
             Op::Barrier { barrier } => {
                 let Object::Barrier { users, waiters } = &mut self.sync.objects[barrier as usize] else {
@@ -147,7 +147,7 @@ impl<F: FairClass> Engine<'_, F> {
                     for w in std::mem::take(waiters) {
                         self.wake(w, pid, Phase::Completed(0));
                     }
-                    self.finish_syscall(pid, 0);
+                    self.return_to_user(pid);
                 } else {
                     waiters.push(pid);
                     self.block(pid, Wait::Object, None, None);
@@ -164,10 +164,26 @@ impl<F: FairClass> Engine<'_, F> {
                 } else {
                     self.set_sched(pid, s);
                 }
-                self.finish_syscall(pid, 0);
+                self.return_to_user(pid);
             }
             _ => unreachable!("not a synchronization operation: {op:?}"),
         }
+    }
+
+    /// Ends a system call that may have made another task preempt the caller (a wake-up,
+    /// a lower priority): as at the kernel's return to user space, a caller whose CPU must
+    /// reschedule is switched out first and returns when it runs again; otherwise it goes
+    /// on at once.
+    fn return_to_user(&mut self, pid: u32) {
+        let cpu = self.tasks[pid as usize].cpu;
+        if self.resched_mask & (1 << cpu) == 0 {
+            self.finish_syscall(pid, 0);
+            return;
+        }
+        let t = &mut self.tasks[pid as usize];
+        t.phase = Phase::Completed(0);
+        t.work = 0;
+        self.start_stint(pid);
     }
 
     /// Takes the waiter the kernel wakes first from the queue `queue` picks: the highest

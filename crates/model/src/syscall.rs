@@ -27,6 +27,9 @@ pub enum Syscall {
     Flock = 73,
     RtSigtimedwait = 128,
     RtSigsuspend = 130,
+    SchedSetscheduler = 144,
+    Futex = 202,
+    SchedSetaffinity = 203,
     ClockNanosleep = 230,
     ExitGroup = 231,
 }
@@ -92,6 +95,9 @@ mod tests {
             Flock,
             RtSigtimedwait,
             RtSigsuspend,
+            SchedSetscheduler,
+            Futex,
+            SchedSetaffinity,
             ClockNanosleep,
             ExitGroup,
         ] {

@@ -19,9 +19,11 @@ pub const MAX_CPUS: u32 = 64;
 pub use config::{
     parse_duration, tunable_scale, DurationError, FairFlavor, SimConfig, TunableError, TunableValue, Tunables,
 };
-pub use program::{Fd, FlockOp, Op, Program, ProgramId, SignalTarget};
+pub use program::{CpuSetId, Fd, FlockOp, Op, Program, ProgramId, SignalTarget, SyncId, TimerId};
 pub use report::{Percentiles, Report, TaskReport};
-pub use workload::{End, FdTarget, InvalidWorkload, ObjectId, ObjectSpec, Policy, TaskSpec, Workload};
+pub use workload::{
+    End, FdTarget, InvalidWorkload, ObjectId, ObjectSpec, Policy, SyncSpec, TaskSpec, TimerSpec, Workload,
+};
 
 use schedlab_model::{EventSink, Ns, ProviderLayer, SliceLayer};
 

@@ -2,6 +2,7 @@
 
 use schedlab_model::Ns;
 
+use crate::workload::Policy;
 use crate::InvalidWorkload;
 
 /// An index into a task's file-descriptor table ([`crate::TaskSpec::fds`]); forked
@@ -10,6 +11,15 @@ pub type Fd = u16;
 
 /// An index into [`crate::Workload::programs`].
 pub type ProgramId = u32;
+
+/// An index into [`crate::Workload::sync`]: a mutex, condition variable or barrier.
+pub type SyncId = u32;
+
+/// An index into [`crate::Workload::timers`].
+pub type TimerId = u32;
+
+/// An index into [`crate::Workload::cpu_sets`].
+pub type CpuSetId = u32;
 
 /// `flock(2)` operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,10 +52,12 @@ pub enum Op {
     Spin(Ns),
     /// Sleep (`clock_nanosleep`) for this long.
     Sleep(Ns),
-    /// Sleep until the next activation of periodic timer `slot` (rt-app `timer`): the
-    /// first activation is when the operation first runs, the next ones `period` apart.
-    /// A late task does not sleep, and the timer keeps its phase.
-    Timer { slot: u16, period: Ns },
+    /// rt-app `timer`: advance timer `timer` by `period` and sleep until then. A timer
+    /// starts at the start of the task that first uses it (its start time is rt-app's
+    /// `t_first`: the use case's start plus the task's `delay`). A late task does not
+    /// sleep; a relative timer then restarts from now, an absolute one keeps its phase
+    /// ([`crate::TimerSpec`]).
+    Timer { timer: TimerId, period: Ns },
     /// Wait for a device: block uninterruptibly for this long.
     Io(Ns),
     /// `sched_yield()`.
@@ -84,6 +96,28 @@ pub enum Op {
     SigTimedWait { timeout: Ns },
     /// `flock(fd, op)`.
     Flock { fd: Fd, op: FlockOp },
+    /// `pthread_mutex_lock` of mutex `mutex`: takes it if free (in user space, no
+    /// system call), else waits in `futex()` ([`crate::SyncSpec::Mutex`] says how the
+    /// lock passes on).
+    Lock { mutex: SyncId },
+    /// `pthread_mutex_unlock`: a `futex()` wake-up only when someone waits.
+    Unlock { mutex: SyncId },
+    /// `pthread_cond_wait(cond, mutex)` up to the wake-up: releases `mutex` and waits
+    /// for a signal. glibc then takes `mutex` again, which is the [`Op::Lock`] that
+    /// follows it in a program.
+    CondWait { cond: SyncId, mutex: SyncId },
+    /// `pthread_cond_signal` (the longest waiter) or, with `all`,
+    /// `pthread_cond_broadcast`; a signal nobody waits for is lost.
+    CondSignal { cond: SyncId, all: bool },
+    /// rt-app's `barrier`: wait until all its users have arrived; the last one to
+    /// arrive wakes the others and goes on.
+    Barrier { barrier: SyncId },
+    /// `sched_setaffinity()` of the task itself to CPU set `cpus` (`None`: every CPU).
+    /// A task running on a CPU it may no longer use moves at once.
+    SetAffinity { cpus: Option<CpuSetId> },
+    /// `sched_setscheduler()` (and `setpriority()` for the nice value) of the task
+    /// itself.
+    SetSched { policy: Policy, nice: i8, rt_priority: u8 },
     /// Any other system call, by x86_64 number: costs syscall time, never blocks.
     Syscall { nr: u32 },
     /// Exit the task (also what happens after the last operation).

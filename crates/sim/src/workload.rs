@@ -2,7 +2,7 @@
 
 use schedlab_model::{Cpu, Ns};
 
-use crate::program::{Program, ProgramId};
+use crate::program::{CpuSetId, Op, Program, ProgramId, SyncId, TimerId};
 
 pub use schedlab_model::Policy;
 
@@ -27,6 +27,34 @@ pub enum ObjectSpec {
     MsgQueue { max_bytes: Option<u32> },
     /// A regular file, for `flock`.
     File,
+}
+
+/// A synchronization object of the threads of a workload (rt-app's `mutex`, `wait`
+/// and `barrier` resources).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncSpec {
+    /// A pthread mutex. Without priority inheritance an unlock wakes the longest waiter,
+    /// which then tries again and may find the mutex taken (glibc's lock is not handed
+    /// over). With `pi` (`PTHREAD_PRIO_INHERIT`, the kernel's rt_mutex) an unlock hands
+    /// the mutex to its highest-priority waiter, and while real-time tasks wait, the
+    /// owner runs at the highest of their priorities.
+    Mutex { pi: bool },
+    /// A condition variable: waiters in arrival order.
+    Cond,
+    /// A barrier for `users` arrivals (rt-app counts one per `barrier` event naming it,
+    /// times the instances of its task).
+    Barrier { users: u32 },
+}
+
+/// An rt-app timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerSpec {
+    /// A task that finds the timer's next activation passed restarts the timer from
+    /// now (rt-app's default `relative` mode); otherwise it keeps its phase (`absolute`).
+    pub relative: bool,
+    /// Each task has its own (rt-app's `ref` starting with `unique`); otherwise every
+    /// task using the timer advances one shared activation time.
+    pub per_task: bool,
 }
 
 /// Which end of an object an fd refers to.
@@ -72,6 +100,11 @@ pub struct TaskSpec {
     pub slice_ns: Option<Ns>,
     /// Make this task a thread of the process of the `n`-th task (an earlier index).
     pub thread_of: Option<u32>,
+    /// Utilization clamps (`sched_attr.sched_util_min`/`max`, 0..=1024), kept as data:
+    /// they steer CPU frequency and capacity-aware placement, which the simulator does
+    /// not model, so they change nothing in a simulation.
+    pub util_min: Option<u16>,
+    pub util_max: Option<u16>,
 }
 
 impl TaskSpec {
@@ -88,6 +121,8 @@ impl TaskSpec {
             fds: Vec::new(),
             slice_ns: None,
             thread_of: None,
+            util_min: None,
+            util_max: None,
         }
     }
 }
@@ -102,6 +137,12 @@ pub struct Workload {
     pub tasks: Vec<TaskSpec>,
     /// Stop the simulation at this time even if tasks remain (rt-app `global.duration`).
     pub duration_ns: Option<Ns>,
+    /// Mutexes, condition variables and barriers, named by [`SyncId`].
+    pub sync: Vec<SyncSpec>,
+    /// Timers, named by [`TimerId`].
+    pub timers: Vec<TimerSpec>,
+    /// CPU sets that [`Op::SetAffinity`] names by [`CpuSetId`].
+    pub cpu_sets: Vec<Vec<Cpu>>,
 }
 
 impl Workload {
@@ -123,14 +164,15 @@ impl Workload {
         for p in &self.programs {
             p.validate()?;
             for op in &p.ops {
-                if let crate::Op::Fork { program, .. } = op {
-                    if *program as usize >= self.programs.len() {
-                        return Err(InvalidWorkload::ForkOfUnknownProgram {
-                            comm: p.comm.clone(),
-                            program: *program,
-                        });
-                    }
-                }
+                self.validate_op(p, op)?;
+            }
+        }
+        for (set, list) in self.cpu_sets.iter().enumerate() {
+            if list.is_empty() {
+                return Err(InvalidWorkload::EmptyCpuSet { set: set as CpuSetId });
+            }
+            if let Some(&cpu) = list.iter().find(|&&c| c >= cpus) {
+                return Err(InvalidWorkload::CpuSetCpu { set: set as CpuSetId, cpu, cpus });
             }
         }
         for (task, t) in self.tasks.iter().enumerate() {
@@ -164,6 +206,48 @@ impl Workload {
             }
         }
         Ok(())
+    }
+}
+
+impl Workload {
+    /// Checks that an operation of `p` names programs, synchronization objects, timers
+    /// and CPU sets the workload has, of the right kind, and valid scheduling settings.
+    fn validate_op(&self, p: &Program, op: &Op) -> Result<(), InvalidWorkload> {
+        let comm = || p.comm.clone();
+        let sync =
+            |id: SyncId, want: fn(&SyncSpec) -> bool, kind: &'static str| match self.sync.get(id as usize) {
+                Some(s) if want(s) => Ok(()),
+                _ => Err(InvalidWorkload::SyncObject { comm: comm(), id, kind }),
+            };
+        let mutex = |s: &SyncSpec| matches!(s, SyncSpec::Mutex { .. });
+        let cond = |s: &SyncSpec| matches!(s, SyncSpec::Cond);
+        match *op {
+            Op::Fork { program, .. } if program as usize >= self.programs.len() => {
+                Err(InvalidWorkload::ForkOfUnknownProgram { comm: comm(), program })
+            }
+            Op::Lock { mutex: m } | Op::Unlock { mutex: m } => sync(m, mutex, "mutex"),
+            Op::CondWait { cond: c, mutex: m } => {
+                sync(c, cond, "condition variable").and(sync(m, mutex, "mutex"))
+            }
+            Op::CondSignal { cond: c, .. } => sync(c, cond, "condition variable"),
+            Op::Barrier { barrier } => sync(barrier, |s| matches!(s, SyncSpec::Barrier { .. }), "barrier"),
+            Op::Timer { timer, .. } if timer as usize >= self.timers.len() => {
+                Err(InvalidWorkload::UnknownTimer { comm: comm(), timer })
+            }
+            Op::SetAffinity { cpus: Some(set) } if set as usize >= self.cpu_sets.len() => {
+                Err(InvalidWorkload::UnknownCpuSet { comm: comm(), set })
+            }
+            Op::SetSched { policy, nice, rt_priority } => {
+                let valid =
+                    (-20..=19).contains(&nice) && (!policy.is_rt() || (1..=99).contains(&rt_priority));
+                if valid {
+                    Ok(())
+                } else {
+                    Err(InvalidWorkload::SchedSettings { comm: comm(), nice, rt_priority })
+                }
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -202,4 +286,24 @@ pub enum InvalidWorkload {
     /// A task is made a thread of itself or of a later task.
     #[error("task {task} ({name}): thread_of must name an earlier task")]
     ThreadOfLaterTask { task: usize, name: String, thread_of: u32 },
+    /// An operation names a synchronization object the workload does not have, or one
+    /// of another kind.
+    #[error("{comm}: synchronization object {id} is not a {kind}")]
+    SyncObject { comm: String, id: SyncId, kind: &'static str },
+    /// A timer operation names a timer the workload does not have.
+    #[error("{comm}: unknown timer {timer}")]
+    UnknownTimer { comm: String, timer: TimerId },
+    /// An affinity operation names a CPU set the workload does not have.
+    #[error("{comm}: unknown CPU set {set}")]
+    UnknownCpuSet { comm: String, set: CpuSetId },
+    /// A CPU set is empty.
+    #[error("CPU set {set} is empty")]
+    EmptyCpuSet { set: CpuSetId },
+    /// A CPU set names a CPU beyond the simulation's `cpus`.
+    #[error("CPU set {set}: CPU {cpu} does not exist (the simulation has {cpus})")]
+    CpuSetCpu { set: CpuSetId, cpu: Cpu, cpus: u32 },
+    /// A scheduling change has a nice value outside -20..19 or a real-time priority
+    /// outside 1..99.
+    #[error("{comm}: scheduling change to nice {nice}, real-time priority {rt_priority} is out of range")]
+    SchedSettings { comm: String, nice: i8, rt_priority: u8 },
 }

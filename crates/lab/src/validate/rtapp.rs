@@ -1,6 +1,7 @@
 //! rt-app (the Debian package, 1.0) on this machine.
 //!
-//! A workload file is copied to a temporary directory with its `global` section's
+//! A workload file is copied to a temporary directory, its members in their order (rt-app
+//! runs a phase's events in file order), with its `global` section's
 //! `calibration` set to a measured ns-per-loop (rt-app's own calibration takes seconds
 //! and drifts under load) and its logs sent there. rt-app takes a whole number of ns per
 //! loop, so the copy's `run` events are scaled by the rounding (16.4 ns per loop run as
@@ -12,9 +13,7 @@
 //!
 //! rt-app names each thread after its task key (the kernel keeps 15 bytes of it); the
 //! threads of one key are told apart by creation order (ascending thread ids), their
-//! `instance` here. The copy handed to rt-app may order the task keys differently from
-//! the file (JSON objects are unordered here), so match threads by key and instance, not
-//! by their overall position.
+//! `instance` here; match threads by key and instance, not by their overall position.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -79,7 +78,8 @@ pub fn calibrate_loop(reps: u32, limit: Duration) -> Result<f64> {
     let mut rates = Vec::new();
     for _ in 0..reps.max(1) {
         let dir = crate::bench::scratch_dir("validate-rtapp-cal")?;
-        let (exit, _) = launch(&doc, GUESS_NS_PER_LOOP as f64, &dir, "calibration", limit, &mut |_| {})?;
+        let (exit, _) =
+            launch(&doc.to_string(), GUESS_NS_PER_LOOP as f64, &dir, "calibration", limit, &mut |_| {})?;
         let loops: u64 = log_rows(dir.path())?.iter().map(|r| r.perf).sum();
         if loops == 0 {
             return Err(ValidateError::output("rt-app's calibration run", OutputProblem::NoLoops));
@@ -91,21 +91,99 @@ pub fn calibrate_loop(reps: u32, limit: Duration) -> Result<f64> {
     })
 }
 
-/// Scales every integer `run` event (keys starting with `run` but not `runtime`) of the
-/// tasks and their phases by `factor`, rounded to whole microseconds.
-fn scale_runs(tasks: &mut Value, factor: f64) {
-    let Some(members) = tasks.as_object_mut() else { return };
-    for (key, value) in members.iter_mut() {
-        match value {
-            Value::Number(n) if key.starts_with("run") && !key.starts_with("runtime") => {
-                if let Some(us) = n.as_u64() {
-                    *value = json!((us as f64 * factor).round() as u64);
+/// The plain-JSON rt-app document `text` as written for rt-app, its members kept in
+/// their order (rt-app runs the events of a phase in file order): `global` ends with the
+/// members `extra` (rt-app's parser keeps the last of repeated keys; a `global` is added
+/// if there is none), and every integer `run` event (a key starting with `run` but not
+/// `runtime`) is scaled by `factor`, rounded to whole microseconds.
+fn rewrite(text: &str, extra: &str, factor: f64) -> String {
+    /// An open object or array: whether it is an object, `global`, and has members.
+    struct Open {
+        object: bool,
+        global: bool,
+        members: bool,
+    }
+    let mut out = String::with_capacity(text.len() + extra.len() + 16);
+    let mut open: Vec<Open> = Vec::new();
+    let (mut key, mut value_of): (Option<&str>, Option<&str>) = (None, None);
+    let mut has_global = false;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => {
+                let mut end = i + 1;
+                let mut escaped = false;
+                for (j, d) in chars.by_ref() {
+                    end = j + d.len_utf8();
+                    match d {
+                        _ if escaped => escaped = false,
+                        '\\' => escaped = true,
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                out.push_str(&text[i..end]);
+                if open.last().is_some_and(|o| o.object) && value_of.is_none() && key.is_none() {
+                    key = Some(&text[i + 1..end - 1]);
+                    if let Some(o) = open.last_mut() {
+                        o.members = true;
+                    }
+                } else {
+                    value_of = None;
                 }
             }
-            Value::Object(_) => scale_runs(value, factor),
-            _ => {}
+            ':' => {
+                value_of = key.take();
+                out.push(c);
+            }
+            '{' | '[' => {
+                let global = c == '{' && open.len() == 1 && value_of == Some("global");
+                has_global |= global;
+                open.push(Open { object: c == '{', global, members: false });
+                value_of = None;
+                out.push(c);
+            }
+            '}' | ']' => {
+                if let Some(o) = open.pop() {
+                    if o.global {
+                        out.push_str(if o.members { ", " } else { "" });
+                        out.push_str(extra);
+                    }
+                }
+                value_of = None;
+                out.push(c);
+            }
+            ',' => {
+                value_of = None;
+                out.push(c);
+            }
+            '-' | '0'..='9' => {
+                let mut end = i + 1;
+                while let Some(&(j, d)) = chars.peek() {
+                    if !(d.is_ascii_digit() || matches!(d, '.' | 'e' | 'E' | '+' | '-')) {
+                        break;
+                    }
+                    end = j + 1;
+                    chars.next();
+                }
+                let number = &text[i..end];
+                let run = value_of.is_some_and(|k| k.starts_with("run") && !k.starts_with("runtime"));
+                match number.parse::<u64>() {
+                    Ok(us) if run => out.push_str(&((us as f64 * factor).round() as u64).to_string()),
+                    _ => out.push_str(number),
+                }
+                value_of = None;
+            }
+            _ => out.push(c),
         }
     }
+    if !has_global {
+        if let Some(at) = out.find('{') {
+            let empty = out[at + 1..].trim_start().starts_with('}');
+            out.insert_str(at + 1, &format!("\"global\": {{{extra}}}{}", if empty { "" } else { ", " }));
+        }
+    }
+    out
 }
 
 /// Runs the rt-app file `file` with `ns_per_loop` (from [`calibrate_loop`]), killed past
@@ -113,11 +191,9 @@ fn scale_runs(tasks: &mut Value, factor: f64) {
 pub fn run(file: &Path, ns_per_loop: f64, limit: Duration) -> Result<RtAppRun> {
     let text = fs::read_to_string(file)
         .map_err(|e| ValidateError::io(format!("cannot read {}", file.display()), e))?;
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|source| Invalid::RtAppJson { file: file.to_path_buf(), source })?;
     let dir = crate::bench::scratch_dir("validate-rtapp")?;
     let mut samples: BTreeMap<i32, (String, Sample)> = BTreeMap::new();
-    let (exit, pid) = launch(&doc, ns_per_loop, &dir, &file.display().to_string(), limit, &mut |pid| {
+    let (exit, pid) = launch(&text, ns_per_loop, &dir, &file.display().to_string(), limit, &mut |pid| {
         for (tid, comm, s) in sample_threads(pid) {
             samples.insert(tid, (comm, s));
         }
@@ -156,30 +232,71 @@ pub fn run(file: &Path, ns_per_loop: f64, limit: Duration) -> Result<RtAppRun> {
     })
 }
 
+/// One rt-app thread's log: rt-app's name and index of the thread, and a row per phase
+/// iteration it completed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ThreadLog {
+    /// The thread's task key.
+    pub key: String,
+    /// rt-app's index of the thread, counting the threads of the file in order.
+    pub index: usize,
+    pub rows: Vec<LogRow>,
+}
+
+impl ThreadLog {
+    /// The name the simulator gives the same thread: `<key>-<index>`.
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.key, self.index)
+    }
+}
+
+/// Runs the rt-app document `doc` with `ns_per_loop` (from [`calibrate_loop`]), killed
+/// past `limit`, and returns every thread's log, by index. rt-app writes a row when a
+/// phase iteration ends, with its start and end on the monotonic clock; a thread stopped
+/// by `global.duration` does not log the iteration it was in.
+pub fn run_logs(doc: &str, ns_per_loop: f64, limit: Duration) -> Result<Vec<ThreadLog>> {
+    let dir = crate::bench::scratch_dir("rtapp-logs")?;
+    launch(doc, ns_per_loop, &dir, "rt-app document", limit, &mut |_| {})?;
+    let entries = fs::read_dir(dir.path())
+        .map_err(|e| ValidateError::io(format!("cannot list {}", dir.path().display()), e))?;
+    let mut logs = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        // rtapp-<key>-<index>.log
+        let Some(stem) = name.strip_prefix("rtapp-").and_then(|n| n.strip_suffix(".log")) else { continue };
+        let Some((key, index)) = stem.rsplit_once('-').and_then(|(k, i)| Some((k, i.parse().ok()?))) else {
+            continue;
+        };
+        let text = fs::read_to_string(e.path())
+            .map_err(|err| ValidateError::io(format!("cannot read {}", e.path().display()), err))?;
+        logs.push(ThreadLog { key: key.to_string(), index, rows: parse_log(&text) });
+    }
+    logs.sort_by_key(|l| l.index);
+    Ok(logs)
+}
+
 /// Writes `doc` with its calibration and log directory set into `dir`, runs rt-app on
 /// it calling `each(pid)` every 5 ms, and checks that it succeeded.
 fn launch(
-    doc: &Value,
+    text: &str,
     ns_per_loop: f64,
     dir: &tempfile::TempDir,
     what: &str,
     limit: Duration,
     each: &mut dyn FnMut(i32),
 ) -> Result<(Exit, i32)> {
-    let mut doc = doc.clone();
+    let doc: Value =
+        serde_json::from_str(text).map_err(|source| Invalid::RtAppJson { file: what.into(), source })?;
     let shape = |part| Invalid::RtAppShape { file: what.to_string(), part };
-    let root = doc.as_object_mut().ok_or_else(|| shape("the top level"))?;
-    let global = root.entry("global").or_insert_with(|| json!({}));
-    let global = global.as_object_mut().ok_or_else(|| shape("\"global\""))?;
-    let whole = ns_per_loop.round().max(1.0);
-    global.insert("calibration".into(), json!(whole as u64));
-    global.insert("logdir".into(), json!(dir.path().display().to_string()));
-    global.insert("log_basename".into(), json!("rtapp"));
-    if let Some(tasks) = root.get_mut("tasks") {
-        scale_runs(tasks, whole / ns_per_loop);
+    let root = doc.as_object().ok_or_else(|| shape("the top level"))?;
+    if root.get("global").is_some_and(|g| !g.is_object()) {
+        return Err(shape("\"global\"").into());
     }
+    let whole = ns_per_loop.round().max(1.0);
+    let extra = json!({ "calibration": whole as u64, "logdir": dir.path().display().to_string(), "log_basename": "rtapp" });
+    let extra = extra.to_string();
     let path = dir.path().join("workload.json");
-    fs::write(&path, serde_json::to_vec_pretty(&doc).expect("JSON values serialize"))
+    fs::write(&path, rewrite(text, &extra[1..extra.len() - 1], whole / ns_per_loop))
         .map_err(|e| ValidateError::io(format!("cannot write {}", path.display()), e))?;
     let mut out = tempfile("rtapp")?;
     let file = out.try_clone().map_err(|e| ValidateError::io("cannot duplicate a file", e))?;
@@ -236,12 +353,13 @@ fn parse_counters(schedstat: &str, status: &str) -> Option<Sample> {
     })
 }
 
-/// One data line of an rt-app thread log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct LogRow {
-    perf: u64,
-    start_us: u64,
-    end_us: u64,
+/// One data line of an rt-app thread log: the loops its `run` events made, and when the
+/// phase iteration started and ended (µs, monotonic clock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LogRow {
+    pub perf: u64,
+    pub start_us: u64,
+    pub end_us: u64,
 }
 
 /// The data lines of every `rtapp-*.log` in `dir`: columns `idx perf run period start
@@ -289,18 +407,28 @@ mod tests {
     }
 
     #[test]
-    fn run_events_are_scaled_and_nothing_else() {
-        let mut tasks = json!({
-            "a": { "run": 1000, "runtime": 1000, "sleep": 1000,
-                   "phases": { "p": { "run0": 500, "run_long": 2000, "timer": { "period": 30000 } } } }
-        });
-        scale_runs(&mut tasks, 0.5);
+    fn run_events_are_scaled_global_extended_and_the_order_kept() {
+        let text = r#"{"tasks": {"a": {"run": 1000, "runtime": 1000, "sleep": 1000, "lock": "m",
+            "phases": {"p": {"unlock": "m", "run0": 500, "run_long": 2000, "timer": {"period": 30000}, "wait": {"ref": "r"}}}}},
+            "global": {"duration": -1, "calibration": 3}}"#;
+        let got = rewrite(text, r#""calibration":7,"logdir":"/d""#, 0.5);
         assert_eq!(
-            tasks,
-            json!({
-                "a": { "run": 500, "runtime": 1000, "sleep": 1000,
-                       "phases": { "p": { "run0": 250, "run_long": 1000, "timer": { "period": 30000 } } } }
-            })
+            got,
+            r#"{"tasks": {"a": {"run": 500, "runtime": 1000, "sleep": 1000, "lock": "m",
+            "phases": {"p": {"unlock": "m", "run0": 250, "run_long": 1000, "timer": {"period": 30000}, "wait": {"ref": "r"}}}}},
+            "global": {"duration": -1, "calibration": 3, "calibration":7,"logdir":"/d"}}"#
+        );
+        assert_eq!(
+            rewrite(r#"{"tasks": {"t": {"run": 3}}}"#, r#""x":1"#, 1.0),
+            r#"{"global": {"x":1}, "tasks": {"t": {"run": 3}}}"#
+        );
+        assert_eq!(
+            rewrite(r#"{"global": {}, "tasks": {}}"#, r#""x":1"#, 1.0),
+            r#"{"global": {"x":1}, "tasks": {}}"#
+        );
+        assert_eq!(
+            rewrite(r#"{"tasks": {"t\"run": {"run": "10"}}}"#, r#""x":1"#, 2.0),
+            r#"{"global": {"x":1}, "tasks": {"t\"run": {"run": "10"}}}"#
         );
     }
 

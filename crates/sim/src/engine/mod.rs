@@ -8,6 +8,7 @@
 mod ipc;
 mod ops;
 mod smp;
+mod sync;
 mod task;
 
 use std::cmp::Reverse;
@@ -116,6 +117,7 @@ pub(crate) struct Engine<'a, F: FairClass> {
     ents: Vec<Entity>,
     rqs: Vec<Rq>,
     objs: Vec<Object>,
+    sync: sync::SyncState,
     sink: Option<&'a mut dyn EventSink>,
     layer: Option<&'a mut dyn SliceLayer>,
     provider: Option<&'a mut dyn ProviderLayer>,
@@ -157,6 +159,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
             ents: Vec::with_capacity(workload.tasks.len() + 1),
             rqs: (0..config.cpus).map(|_| Rq::default()).collect(),
             objs,
+            sync: sync::SyncState::new(workload),
             sink: hooks.sink,
             layer: hooks.layer,
             provider: hooks.provider,

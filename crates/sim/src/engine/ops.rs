@@ -32,6 +32,13 @@ impl<F: FairClass> Engine<'_, F> {
         let ex = FlockKind::Exclusive;
         match *op {
             Op::Sleep(_) | Op::Timer { .. } => (Syscall::ClockNanosleep.nr(), a),
+            Op::Lock { .. }
+            | Op::Unlock { .. }
+            | Op::CondWait { .. }
+            | Op::CondSignal { .. }
+            | Op::Barrier { .. } => (Syscall::Futex.nr(), a),
+            Op::SetAffinity { .. } => (Syscall::SchedSetaffinity.nr(), a),
+            Op::SetSched { .. } => (Syscall::SchedSetscheduler.nr(), a),
             Op::Yield => (Syscall::SchedYield.nr(), a),
             Op::Fork { thread: true, .. } => (Syscall::Clone.nr(), a),
             Op::Fork { .. } => (Syscall::Fork.nr(), a),
@@ -137,6 +144,10 @@ impl<F: FairClass> Engine<'_, F> {
                 self.exit_task(pid);
                 return;
             };
+            if self.sync_fast_path(pid, &op) {
+                self.next_op(pid);
+                continue;
+            }
             let t = &mut self.tasks[pid as usize];
             match op {
                 Op::Loop { count } => {
@@ -207,7 +218,7 @@ impl<F: FairClass> Engine<'_, F> {
     }
 
     /// Emits the system call's exit; the operation is over and the next one starts.
-    fn finish_syscall(&mut self, pid: u32, ret: i64) {
+    pub(super) fn finish_syscall(&mut self, pid: u32, ret: i64) {
         self.exit_event(pid, ret);
         self.next_op(pid);
         self.run_ops(pid);
@@ -239,19 +250,14 @@ impl<F: FairClass> Engine<'_, F> {
         let mut wake = Vec::new();
         match op {
             Op::Sleep(ns) => self.block(pid, Wait::Timer, None, Some(now + ns)),
-            Op::Timer { slot, period } => {
-                let t = &mut self.tasks[pid as usize];
-                if t.timers.len() <= slot as usize {
-                    t.timers.resize(slot as usize + 1, None);
-                }
-                let next = t.timers[slot as usize].map_or(now + period, |n| n + period);
-                t.timers[slot as usize] = Some(next);
-                if next > now {
-                    self.block(pid, Wait::Timer, None, Some(next));
-                } else {
-                    self.finish_syscall(pid, 0);
-                }
-            }
+            Op::Timer { .. }
+            | Op::Lock { .. }
+            | Op::Unlock { .. }
+            | Op::CondWait { .. }
+            | Op::CondSignal { .. }
+            | Op::Barrier { .. }
+            | Op::SetAffinity { .. }
+            | Op::SetSched { .. } => self.sync_attempt(pid, op),
             Op::Yield => self.do_yield(pid),
             Op::Fork { program, thread } => {
                 let child = self.fork(pid, program, thread);

@@ -15,11 +15,16 @@ impl<F: FairClass> Engine<'_, F> {
         self.rqs[cpu as usize].nr_running == 0
     }
 
-    /// The class priority of what runs (or is about to run) on `cpu`.
+    /// The class priority of what runs (or is about to run) on `cpu`. A task that has
+    /// just blocked or exited there, and is still the CPU's last pick while it
+    /// reschedules, runs nothing: a CPU going idle pulls real-time tasks that wait
+    /// elsewhere, as the kernel's newly idle `pull_rt_task` does.
     fn cpu_prio(&self, cpu: u32) -> u32 {
         let rq = &self.rqs[cpu as usize];
         let queued_rt = rq.rt.top_prio().map_or(0, |p| 1 + u32::from(p));
-        let running = self.class_prio(rq.donor);
+        let gone = matches!(self.tasks[rq.donor as usize].state, State::Blocked | State::Dead)
+            && !self.tasks[rq.donor as usize].virtual_runnable;
+        let running = if gone { 0 } else { self.class_prio(rq.donor) };
         let fair = u32::from(rq.fair.nr_running > 0);
         running.max(queued_rt).max(fair)
     }

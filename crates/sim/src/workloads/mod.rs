@@ -116,7 +116,7 @@ mod tests {
             e,
             format!("{spec}:2:2: unknown top-level key \"bogus\"; accepted: tasks, global, resources")
         );
-        std::fs::write(&path, "{\"tasks\": {\"t\": {\"loop\": 2, \"run\": 100}}}").unwrap();
+        std::fs::write(&path, "{\"global\": {\"duration\": 1}, \"tasks\": {\"t\": {\"run\": 100}}}").unwrap();
         let w = load(spec).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(w.name, spec);

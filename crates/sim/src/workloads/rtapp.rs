@@ -1,77 +1,120 @@
 //! Reads [rt-app](https://github.com/scheduler-tools/rt-app) JSON workload files, so that
-//! one file runs both on a real machine (`rt-app file.json`) and in the simulator.
+//! one file runs both on a real machine (`rt-app file.json`) and in the simulator, and
+//! means the same in both.
 //!
-//! # Supported subset
+//! The reference is the rt-app this project runs on its machines, Debian's `rt-app` 1.0;
+//! its behaviour was checked against its source and measured (the tests in
+//! `crates/lab/tests/rtapp_semantics.rs` run it). Keys that rt-app 1.0 does not know and
+//! silently ignores, but later rt-app versions define (`fork`, `policy` and `priority`
+//! in a phase, `util_min`/`util_max`, `taskgroup`), get those versions' meaning here.
+//! The README's "rt-app support" table lists every key and event, what it means in the
+//! simulator or why it is refused; this comment says how.
 //!
-//! **Syntax.** JSON plus C (`/* */`) and C++ (`//`) comments, as rt-app's json-c parser
-//! accepts. Members are used in file order: events run in the order they are written.
-//! Keys must be unique within an object; repeated events are numbered (`"run0"`,
-//! `"run1"`), which is what rt-app's `workgen` script does for you. Any key the simulator
-//! does not understand, anywhere, is an error naming the key and its `line:column`; no
-//! key is silently ignored. Times are in microseconds, as in rt-app.
+//! # Syntax
 //!
-//! **Top level.** `"tasks"` (required), `"global"` (optional), `"resources"` (optional
-//! and must be empty, `{}`: declared resources only serve events that are not simulated).
+//! JSON plus C (`/* */`) and C++ (`//`) comments, as rt-app's json-c parser accepts.
+//! Members are used in file order: events run in the order they are written. Keys must be
+//! unique within an object; repeated events are numbered (`"run0"`, `"run1"`), which is
+//! what rt-app's `workgen` does for you. Events are recognised by prefix, in rt-app's
+//! order (`"run3"` is a `run`, `runtime` is tried before `run`). rt-app ignores keys it
+//! does not know; here any such key, anywhere, is an error naming it and its
+//! `line:column`, as is every key the simulator cannot give rt-app's meaning. Times are
+//! in microseconds.
 //!
-//! **`"global"`.**
-//! - `duration`: seconds; the simulation stops then. `-1` (the default) or `0`: it runs
-//!   until every task has exited.
-//! - `default_policy`: the policy of tasks that do not set `policy` (default `SCHED_OTHER`).
-//! - `calibration`: accepted and ignored: simulated `run` time is exact, so there is no
-//!   ns-per-loop to calibrate.
-//! - `logdir`, `log_basename`, `log_size`, `ftrace`, `gnuplot`, `lock_pages`,
-//!   `pi_enabled`, `io_device`, `mem_buffer_size`, `cumulative_slack`: accepted (their
-//!   type is checked) and ignored: they steer rt-app's logs, memory locking, and the
-//!   mutex, `iorun` and `mem` events, none of which affects the simulated scheduling.
+//! # Tasks, phases and loops (rt-app 1.0)
 //!
-//! **`"tasks"`.** Each member describes a thread, named by its key:
-//! - `instance` (default 1): how many threads run it. Threads are named `<key>-<n>`, `n`
-//!   counting all threads of the file in order, as rt-app names them; `0` creates none.
+//! - A task with `phases` runs them in order, each `loop` times (default 1), and runs
+//!   the whole sequence `loop` times (the task's `loop`, default -1: for ever).
+//! - A task without `phases` is one phase of its events, repeated `loop` times (default
+//!   1); rt-app 1.0 then repeats the task **for ever**: `{"loop": 3, "run": 1000,
+//!   "sleep": 100000}` runs until the use case ends (`global.duration`), not 3 times
+//!   (later rt-app versions run it once).
+//! - A file where some thread runs for ever and `global.duration` is -1 (or missing) is
+//!   refused: rt-app would run until killed and the simulation would not end.
+//! - `instance` threads run each task (0: none; such a task can still be forked).
+//!   Threads are named `<key>-<n>`, `n` counting the threads of the file in order, as
+//!   rt-app numbers them. They are threads of one process.
+//! - rt-app's threads wait at a start barrier; here all start at time 0, plus `delay`.
+//!
+//! # Timers
+//!
+//! A timer's first activation is `period` after its task's start (rt-app's `t_first`:
+//! the use case's start plus `delay`), not after its first use; each use advances it by
+//! its `period` and sleeps until then. All threads whose `ref` is the same share one
+//! timer (so two threads using a 40 ms timer each run every 80 ms), unless the `ref`
+//! starts with `unique`: then each thread has its own. A thread that finds the
+//! activation passed does not sleep; in `relative` mode (the default) the timer restarts
+//! from now, in `absolute` mode (if any event of the timer says so) it keeps its phase.
+//!
+//! # Synchronization ([`crate::SyncSpec`])
+//!
+//! Resources are named by events and created on first use, as rt-app does; a
+//! `"resources"` section is checked (rt-app 1.0's types) and changes nothing.
+//! - `lock`/`unlock`: a pthread mutex ([`Op::Lock`], [`Op::Unlock`]); with
+//!   `global.pi_enabled`, a priority-inheritance mutex.
+//! - `wait {ref, mutex}`: `pthread_cond_wait` (the caller holds `mutex`, as in rt-app
+//!   files: `lock`, `wait`, `unlock`); `signal`, `broad`: `pthread_cond_signal`,
+//!   `pthread_cond_broadcast`; `sync {ref, mutex}`: signal then wait.
+//! - `suspend X`: lock mutex X, wait on condition X, unlock; `resume X`: lock mutex X,
+//!   broadcast condition X, unlock. A resume with nobody suspended is lost.
+//! - `barrier X`: all its users (one per `barrier` event naming X, times its task's
+//!   instances) wait until the last arrives.
+//!
+//! # Other events
+//!
+//! - `run`: that much CPU time (rt-app's calibrated busy loop, exact here). `runtime`:
+//!   run until that much wall time has passed. `sleep`: sleep. `yield`: `sched_yield()`.
+//! - `mem N`: `N` bytes of `memset`, as CPU time at [`MEM_NS_PER_KIB`].
+//! - `iorun N`: `write()`s of `mem_buffer_size` bytes to `io_device`: a system call
+//!   each for `/dev/null` (the default), plus the copy at the `mem` rate for any other
+//!   file. No I/O wait: buffered writes return at once.
+//! - `fork T` (rt-app ≥ 1.1): a new thread of template task `T` that sets `T`'s policy,
+//!   priority and affinity and runs `T`'s phases; it starts at once (rt-app waits for
+//!   `T`'s `delay` counted from the use case's start, which has usually passed), and its
+//!   timers count from its start. rt-app stops after 1024 forks of one event; the
+//!   simulator does not (the duration bounds it).
+//!
+//! # Scheduling settings
+//!
 //! - `policy`: `SCHED_OTHER`, `SCHED_IDLE`, `SCHED_FIFO`, `SCHED_RR`, and `SCHED_BATCH`
-//!   (a schedlab extension: rt-app itself does not accept it). `SCHED_DEADLINE` is not
-//!   simulated: it and the `dl-runtime`, `dl-period`, `dl-deadline` keys (and the legacy
-//!   `period`, `deadline`) are errors.
-//! - `priority`: as rt-app uses it, the nice value (-20..19, default 0) for
-//!   `SCHED_OTHER`/`BATCH`/`IDLE`, the real-time priority (1..99, default 10) for
-//!   `SCHED_FIFO`/`RR`.
-//! - `cpus`: array of CPU numbers, the thread's affinity.
-//! - `delay`: microseconds before the thread starts.
-//! - `phases`: object of phases, run in file order. Each phase has `loop` (default 1,
-//!   `-1` for ever) and events.
-//! - `loop`: how many times the phases run in sequence; `-1`, the default, for ever.
-//!   Without `phases`, the task's own events form its only phase and `loop` repeats it.
+//!   (a schedlab extension). `SCHED_DEADLINE` and its keys are refused: not simulated.
+//! - `priority`: the nice value (-20..19, default 0) of a fair policy, the real-time
+//!   priority (1..99, default 10) of `SCHED_FIFO`/`RR`.
+//! - `cpus`: the affinity. In a phase (rt-app 1.0 too), the phase's CPUs, or the task's
+//!   when the phase has none, are set when the phase starts ([`Op::SetAffinity`]).
+//! - `policy`/`priority` in a phase (rt-app ≥ 1.1): set when the phase starts
+//!   ([`Op::SetSched`]) and kept by the phases that follow; a `priority` alone keeps the
+//!   policy in force.
+//! - `util_min`/`util_max` (0..1024, on the task): carried as data
+//!   ([`TaskSpec::util_min`]); they change nothing in a simulation, which has no CPU
+//!   frequencies or capacities.
+//! - `taskgroup`: accepted only when every thread is in the same group (then it changes
+//!   nothing); tasks in different groups are refused, because group scheduling (cgroup
+//!   `cpu.weight` between groups) is not simulated.
 //!
-//! **Events**, recognised by prefix as rt-app does (`"run3"` and `"run_long"` are `run`
-//! events; `runtime` is tried before `run`):
-//! - `run`: that much CPU time (rt-app's calibrated busy loop, exact here).
-//! - `runtime`: run until that much wall time has passed, however long the thread waits
-//!   for the CPU meanwhile.
-//! - `sleep`: sleep that long.
-//! - `timer`: `{"ref": name, "period": µs, "mode": "relative" | "absolute"}`: sleep until
-//!   the next period of the timer `ref`.
-//! - `yield`: `sched_yield()`; its value is not used.
+//! # Global
 //!
-//! rt-app's other events (`lock`, `unlock`, `wait`, `signal`, `broad`, `sync`, `suspend`,
-//! `resume`, `barrier`, `mem`, `iorun`, `fork`) are errors, as are `util_min`/`util_max`
-//! (uclamp), `taskgroup` (cgroups), `nodes_membind` (NUMA) and `cpus`, `policy` or
-//! `priority` inside a phase (the simulator cannot change them while a task runs).
-//!
-//! **Differences from rt-app.** The threads are tasks of one process, as rt-app's
-//! pthreads are, each thread running a program named after its task key; rt-app's main
-//! thread and its start barrier are not modeled: all threads start at time 0, plus their
-//! `delay`. Timers belong to one thread: rt-app shares a timer between all threads whose
-//! `ref` is the same and does not start with `unique`, here each thread has its own.
-//! Timers follow [`Op::Timer`]: a late thread does not sleep and the timer keeps its
-//! phase, which is rt-app's `absolute` mode; in the default `relative` mode rt-app
-//! instead restarts the period from the late wake-up.
+//! `duration` (seconds; -1 or 0: until every thread has exited), `default_policy`,
+//! `pi_enabled`, `io_device` and `mem_buffer_size` (for `iorun`) are used; `calibration`
+//! (simulated `run` time is exact), `logdir`, `log_basename`, `log_size`, `ftrace`,
+//! `gnuplot`, `lock_pages` and `cumulative_slack` steer rt-app's own logging and memory
+//! and are checked and ignored.
 
+use std::collections::HashMap;
 use std::ops::RangeInclusive;
 
-use schedlab_model::{Cpu, Ns, NSEC_PER_SEC, NSEC_PER_USEC};
+use schedlab_model::{Cpu, Ns, Syscall, NSEC_PER_SEC, NSEC_PER_USEC};
 
 use super::json::{self, Member, Node, Value};
 use super::WorkloadError;
-use crate::{Op, Policy, Program, TaskSpec, Workload};
+use crate::program::{CpuSetId, SyncId, TimerId};
+use crate::{Op, Policy, Program, SyncSpec, TaskSpec, TimerSpec, Workload};
+
+/// CPU time of rt-app's `mem` event per KiB written: `memset` of its per-thread buffer,
+/// measured with rt-app 1.0 on this project's machine (200 MB in 1.6 ms with the default
+/// 4 MiB buffer, which stays in the cache). A labelled input, not a law: a buffer that
+/// does not fit in the cache is slower.
+pub const MEM_NS_PER_KIB: Ns = 8;
 
 /// Reads the rt-app JSON document `text`; `file` names it in errors and becomes the
 /// workload's name.
@@ -106,13 +149,14 @@ const EVENTS: &[&str] = &[
     "resume", "mem", "iorun", "yield", "barrier", "fork",
 ];
 
-const SUPPORTED_EVENTS: &str = "run, runtime, sleep, timer, yield";
 const GLOBAL_KEYS: &str = "duration, default_policy, calibration, logdir, log_basename, log_size, ftrace, \
                            gnuplot, lock_pages, pi_enabled, io_device, mem_buffer_size, cumulative_slack";
-const TASK_KEYS: &str =
-    "instance, loop, policy, priority, cpus, delay, phases, and the events run, runtime, sleep, timer, yield";
-const PHASE_KEYS: &str = "loop, and the events run, runtime, sleep, timer, yield";
+const TASK_KEYS: &str = "instance, loop, policy, priority, cpus, delay, util_min, util_max, taskgroup, \
+                         phases, and events";
+const PHASE_KEYS: &str = "loop, cpus, policy, priority, taskgroup, and events";
 const POLICIES: &str = "SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO or SCHED_RR";
+/// The resource types rt-app 1.0 accepts in `"resources"`.
+const RESOURCE_TYPES: &[&str] = &["mutex", "wait", "signal", "broadcast", "sync", "sleep", "run", "timer"];
 
 /// The event a key names, if any.
 fn event_kind(key: &str) -> Option<&'static str> {
@@ -131,9 +175,10 @@ fn refuse<T>(m: &Member, place: &str, accepted: &str) -> Parsed<T> {
         "dl-runtime" | "dl-period" | "dl-deadline" | "period" | "deadline" => {
             "SCHED_DEADLINE is not simulated"
         }
-        "util_min" | "util_max" => "utilization clamping (uclamp) is not simulated",
-        "taskgroup" => "task groups (cgroups) are not simulated",
         "nodes_membind" => "NUMA memory binding is not simulated",
+        "util_min" | "util_max" => {
+            "utilization clamps are task data in the simulator and cannot change per phase; set it on the task"
+        }
         _ => return unknown(m, place, accepted),
     };
     fail(m.key_at, format!("\"{}\": {why}", m.key))
@@ -205,6 +250,38 @@ fn policy(node: &Node, what: &str) -> Parsed<Policy> {
         .map_or_else(|| fail(node.at, format!("unknown policy \"{name}\"; use {POLICIES}")), Ok)
 }
 
+/// A task's own scheduling settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Sched {
+    policy: Policy,
+    nice: i8,
+    rt_priority: u8,
+}
+
+impl Sched {
+    fn op(self) -> Op {
+        Op::SetSched { policy: self.policy, nice: self.nice, rt_priority: self.rt_priority }
+    }
+}
+
+/// The settings `policy` and rt-app's `priority` give: the nice value (-20..19, default
+/// 0) of a fair policy, the real-time priority (1..99, default 10) of `SCHED_FIFO`/`RR`.
+fn sched(policy: Policy, priority: Option<&Node>) -> Parsed<Sched> {
+    let mut s = Sched { policy, nice: 0, rt_priority: 0 };
+    match (priority, policy.is_rt()) {
+        (None, true) => s.rt_priority = 10,
+        (None, false) => {}
+        (Some(v), true) => {
+            s.rt_priority = int_in(v, &format!("\"priority\" of a {} task", policy.name()), 1..=99)? as u8
+        }
+        (Some(v), false) => {
+            let what = format!("\"priority\" of a {} task (its nice value)", policy.name());
+            s.nice = int_in(v, &what, -20..=19)? as i8;
+        }
+    }
+    Ok(s)
+}
+
 /// Appends `body` to `ops`, in a loop unless it runs once (`count` 0: for ever).
 fn push_repeated(ops: &mut Vec<Op>, count: u32, body: Vec<Op>) {
     if count == 1 {
@@ -220,10 +297,20 @@ fn push_repeated(ops: &mut Vec<Op>, count: u32, body: Vec<Op>) {
 struct Global {
     duration_ns: Option<Ns>,
     policy: Policy,
+    pi_enabled: bool,
+    /// `io_device` is `/dev/null`, rt-app's default: a write to it copies nothing.
+    io_null: bool,
+    mem_buffer_size: u64,
 }
 
 fn global(node: Option<&Node>) -> Parsed<Global> {
-    let mut g = Global { duration_ns: None, policy: Policy::Other };
+    let mut g = Global {
+        duration_ns: None,
+        policy: Policy::Other,
+        pi_enabled: false,
+        io_null: true,
+        mem_buffer_size: 4 << 20,
+    };
     let Some(node) = node else { return Ok(g) };
     for m in object(node, "\"global\"")? {
         let (what, v) = (format!("\"{}\"", m.key), &m.node);
@@ -233,6 +320,9 @@ fn global(node: Option<&Node>) -> Parsed<Global> {
                 g.duration_ns = (secs > 0).then(|| secs as Ns * NSEC_PER_SEC);
             }
             "default_policy" => g.policy = policy(v, &what)?,
+            "pi_enabled" => g.pi_enabled = boolean(v, &what)?,
+            "io_device" => g.io_null = string(v, &what)? == "/dev/null",
+            "mem_buffer_size" => g.mem_buffer_size = int_in(v, &what, 1..=i64::from(i32::MAX))? as u64,
             "calibration" | "log_size" if matches!(v.value, Value::Int(_) | Value::Str(_)) => {}
             "calibration" | "log_size" => {
                 return fail(v.at, format!("{what} must be an integer or a string, found {}", v.value.kind()))
@@ -241,14 +331,11 @@ fn global(node: Option<&Node>) -> Parsed<Global> {
             "ftrace" => {
                 return fail(v.at, format!("{what} must be a string or a boolean, found {}", v.value.kind()))
             }
-            "lock_pages" | "pi_enabled" | "gnuplot" | "cumulative_slack" => {
+            "lock_pages" | "gnuplot" | "cumulative_slack" => {
                 boolean(v, &what)?;
             }
-            "logdir" | "log_basename" | "io_device" => {
+            "logdir" | "log_basename" => {
                 string(v, &what)?;
-            }
-            "mem_buffer_size" => {
-                int_in(v, &what, 0..=i64::from(i32::MAX))?;
             }
             _ => return unknown(m, "global", GLOBAL_KEYS),
         }
@@ -256,35 +343,202 @@ fn global(node: Option<&Node>) -> Parsed<Global> {
     Ok(g)
 }
 
-/// One event as an operation; `timers` maps the task's timer refs to slots.
-fn event(m: &Member, kind: &str, timers: &mut Vec<String>) -> Parsed<Op> {
-    let what = format!("\"{}\"", m.key);
-    Ok(match kind {
-        "run" => Op::Compute(usec(&m.node, &what)?),
-        "runtime" => Op::Spin(usec(&m.node, &what)?),
-        "sleep" => Op::Sleep(usec(&m.node, &what)?),
-        "yield" => Op::Yield,
-        "timer" => timer(&m.node, &what, timers)?,
-        other => {
-            return fail(
-                m.key_at,
-                format!(
-                "{what}: the rt-app event \"{other}\" is not simulated; supported events: {SUPPORTED_EVENTS}"
-            ),
-            )
+/// Checks `"resources"`: each member a `{"type": T}` with one of rt-app 1.0's types.
+/// Declaring a resource changes nothing: rt-app creates every resource an event names
+/// that is not declared, the same as a declared one.
+fn resources(node: &Node) -> Parsed<()> {
+    for r in object(node, "\"resources\"")? {
+        let mut kind = None;
+        for m in object(&r.node, &format!("resource \"{}\"", r.key))? {
+            match m.key.as_str() {
+                "type" => kind = Some(string(&m.node, "\"type\"").map(|t| (t, m.node.at))?),
+                _ => return unknown(m, "resource", "type"),
+            }
         }
+        match kind {
+            Some((t, _)) if RESOURCE_TYPES.contains(&t) => {}
+            Some((t, at)) => {
+                return fail(
+                    at,
+                    format!("unknown resource type \"{t}\"; rt-app accepts {}", RESOURCE_TYPES.join(", ")),
+                )
+            }
+            None => return fail(r.key_at, format!("resource \"{}\" has no \"type\"", r.key)),
+        }
+    }
+    Ok(())
+}
+
+/// The kinds of named synchronization objects; rt-app keys its resources by name and
+/// type, so a mutex and a condition variable may share a name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Kind {
+    Mutex,
+    Cond,
+    Barrier,
+}
+
+/// What the tasks of a file share: synchronization objects, timers and CPU sets, each
+/// created when an event first names it, as rt-app does.
+struct Shared<'g> {
+    g: &'g Global,
+    /// Every task key, in file order, with its instance count (fork looks them up).
+    names: Vec<(String, u32)>,
+    sync: Vec<SyncSpec>,
+    sync_ids: HashMap<(String, Kind), SyncId>,
+    timers: Vec<TimerSpec>,
+    shared_timers: HashMap<String, TimerId>,
+    cpu_sets: Vec<Vec<Cpu>>,
+    /// Templates forked, in the order first forked: their fork programs come after the
+    /// programs of the tasks that start with the use case.
+    forked: Vec<usize>,
+}
+
+impl Shared<'_> {
+    fn sync_id(&mut self, name: &str, kind: Kind) -> SyncId {
+        let next = self.sync.len() as SyncId;
+        let id = *self.sync_ids.entry((name.to_string(), kind)).or_insert(next);
+        if id == next {
+            self.sync.push(match kind {
+                Kind::Mutex => SyncSpec::Mutex { pi: self.g.pi_enabled },
+                Kind::Cond => SyncSpec::Cond,
+                Kind::Barrier => SyncSpec::Barrier { users: 0 },
+            });
+        }
+        id
+    }
+
+    fn new_timer(&mut self, per_task: bool) -> TimerId {
+        self.timers.push(TimerSpec { relative: true, per_task });
+        (self.timers.len() - 1) as TimerId
+    }
+
+    fn cpu_set(&mut self, cpus: &[Cpu]) -> CpuSetId {
+        match self.cpu_sets.iter().position(|s| s == cpus) {
+            Some(i) => i as CpuSetId,
+            None => {
+                self.cpu_sets.push(cpus.to_vec());
+                (self.cpu_sets.len() - 1) as CpuSetId
+            }
+        }
+    }
+}
+
+/// The events of one task template being read: its instances and its `unique` timers.
+struct EventCtx<'a, 'g> {
+    shared: &'a mut Shared<'g>,
+    instances: u32,
+    unique_timers: &'a mut HashMap<String, TimerId>,
+    /// The number of the tasks that start with the use case (fork programs follow).
+    live_programs: u32,
+}
+
+/// The operations of one event.
+fn event(m: &Member, kind: &str, cx: &mut EventCtx) -> Parsed<Vec<Op>> {
+    let what = format!("\"{}\"", m.key);
+    let name = |cx: &mut EventCtx, k| -> Parsed<SyncId> { Ok(cx.shared.sync_id(string(&m.node, &what)?, k)) };
+    Ok(match kind {
+        "run" => vec![Op::Compute(usec(&m.node, &what)?)],
+        "runtime" => vec![Op::Spin(usec(&m.node, &what)?)],
+        "sleep" => vec![Op::Sleep(usec(&m.node, &what)?)],
+        "yield" => vec![Op::Yield],
+        "timer" => vec![timer(&m.node, &what, cx)?],
+        "lock" => vec![Op::Lock { mutex: name(cx, Kind::Mutex)? }],
+        "unlock" => vec![Op::Unlock { mutex: name(cx, Kind::Mutex)? }],
+        "signal" => vec![Op::CondSignal { cond: name(cx, Kind::Cond)?, all: false }],
+        "broad" => vec![Op::CondSignal { cond: name(cx, Kind::Cond)?, all: true }],
+        "wait" | "sync" => {
+            let (cond, mutex) = cond_and_mutex(&m.node, &what, cx)?;
+            let wait = [Op::CondWait { cond, mutex }, Op::Lock { mutex }];
+            if kind == "sync" {
+                [&[Op::CondSignal { cond, all: false }][..], &wait].concat()
+            } else {
+                wait.to_vec()
+            }
+        }
+        // rt-app's suspend and resume use the condition variable and the mutex named
+        // by their string (by convention a thread's name).
+        "suspend" => {
+            let (cond, mutex) = (name(cx, Kind::Cond)?, name(cx, Kind::Mutex)?);
+            vec![Op::Lock { mutex }, Op::CondWait { cond, mutex }, Op::Lock { mutex }, Op::Unlock { mutex }]
+        }
+        "resume" => {
+            let (cond, mutex) = (name(cx, Kind::Cond)?, name(cx, Kind::Mutex)?);
+            vec![Op::Lock { mutex }, Op::CondSignal { cond, all: true }, Op::Unlock { mutex }]
+        }
+        "barrier" => {
+            let id = name(cx, Kind::Barrier)?;
+            if let SyncSpec::Barrier { users } = &mut cx.shared.sync[id as usize] {
+                *users += cx.instances;
+            }
+            vec![Op::Barrier { barrier: id }]
+        }
+        "mem" => vec![Op::Compute(bytes(&m.node, &what)? * MEM_NS_PER_KIB / 1024)],
+        "iorun" => iorun(bytes(&m.node, &what)?, cx.shared.g),
+        "fork" => {
+            let target = string(&m.node, &what)?;
+            let Some(t) = cx.shared.names.iter().position(|(k, _)| k == target) else {
+                return fail(m.node.at, format!("{what}: no task is named \"{target}\""));
+            };
+            let k = cx.shared.forked.iter().position(|&f| f == t).unwrap_or_else(|| {
+                cx.shared.forked.push(t);
+                cx.shared.forked.len() - 1
+            });
+            vec![Op::Fork { program: cx.live_programs + k as u32, thread: true }]
+        }
+        other => unreachable!("{other} is one of EVENTS"),
     })
 }
 
-fn timer(node: &Node, what: &str, timers: &mut Vec<String>) -> Parsed<Op> {
+/// A byte count of `mem` or `iorun` (a C `int` in rt-app).
+fn bytes(node: &Node, what: &str) -> Parsed<Ns> {
+    Ok(int_in(node, &format!("{what} (bytes)"), 0..=i64::from(i32::MAX))? as Ns)
+}
+
+/// rt-app's `iorun`: `write()`s of at most `mem_buffer_size` bytes to `io_device`
+/// until `bytes` are written. Writing to `/dev/null` copies nothing, so each write costs
+/// a system call; any other device also costs the copy into the page cache, at the
+/// `mem` rate (buffered writes do not wait for the disk; dirty-page throttling is not
+/// modelled).
+fn iorun(bytes: Ns, g: &Global) -> Vec<Op> {
+    let writes = bytes.div_ceil(g.mem_buffer_size) as u32;
+    let mut ops = Vec::new();
+    push_repeated(&mut ops, writes, vec![Op::Syscall { nr: Syscall::Write.nr() }]);
+    if writes == 0 {
+        ops.clear();
+    }
+    if !g.io_null && bytes > 0 {
+        ops.push(Op::Compute(bytes * MEM_NS_PER_KIB / 1024));
+    }
+    ops
+}
+
+/// The `ref` (condition variable) and `mutex` of a `wait` or `sync` event; rt-app names
+/// a missing one `"unknown"`.
+fn cond_and_mutex(node: &Node, what: &str, cx: &mut EventCtx) -> Parsed<(SyncId, SyncId)> {
+    let (mut cond, mut mutex) = ("unknown", "unknown");
+    for m in object(node, what)? {
+        match m.key.as_str() {
+            "ref" => cond = string(&m.node, "\"ref\"")?,
+            "mutex" => mutex = string(&m.node, "\"mutex\"")?,
+            _ => return unknown(m, what, "ref, mutex"),
+        }
+    }
+    Ok((cx.shared.sync_id(cond, Kind::Cond), cx.shared.sync_id(mutex, Kind::Mutex)))
+}
+
+/// A `timer` event: one timer per `ref` for all tasks, one per task when the `ref`
+/// starts with `unique`; any `"mode": "absolute"` makes the timer absolute.
+fn timer(node: &Node, what: &str, cx: &mut EventCtx) -> Parsed<Op> {
     // rt-app's defaults for a timer without ref or period.
-    let (mut name, mut period) = ("unknown", 0);
+    let (mut name, mut period, mut absolute) = ("unknown", 0, false);
     for m in object(node, what)? {
         match m.key.as_str() {
             "ref" => name = string(&m.node, "\"ref\"")?,
             "period" => period = usec(&m.node, "\"period\"")?,
             "mode" => match string(&m.node, "\"mode\"")? {
-                "relative" | "absolute" => {}
+                "relative" => {}
+                "absolute" => absolute = true,
                 mode => {
                     return fail(
                         m.node.at,
@@ -295,123 +549,252 @@ fn timer(node: &Node, what: &str, timers: &mut Vec<String>) -> Parsed<Op> {
             _ => return unknown(m, "timer", "ref, period, mode"),
         }
     }
-    let slot = match timers.iter().position(|t| t == name) {
-        Some(slot) => slot,
-        None => {
-            timers.push(name.to_string());
-            timers.len() - 1
+    let id = if name.starts_with("unique") {
+        match cx.unique_timers.get(name) {
+            Some(&id) => id,
+            None => {
+                let id = cx.shared.new_timer(true);
+                cx.unique_timers.insert(name.to_string(), id);
+                id
+            }
+        }
+    } else {
+        match cx.shared.shared_timers.get(name) {
+            Some(&id) => id,
+            None => {
+                let id = cx.shared.new_timer(false);
+                cx.shared.shared_timers.insert(name.to_string(), id);
+                id
+            }
         }
     };
-    let slot =
-        u16::try_from(slot).map_or_else(|_| fail(node.at, "more than 65536 timers in one task"), Ok)?;
-    Ok(Op::Timer { slot, period })
+    if absolute {
+        cx.shared.timers[id as usize].relative = false;
+    }
+    Ok(Op::Timer { timer: id, period })
 }
 
-/// A phase: its loop count and its events' operations.
-fn phase(p: &Member, timers: &mut Vec<String>) -> Parsed<(u32, Vec<Op>)> {
-    let (mut count, mut ops) = (1, Vec::new());
+/// A phase as read: its loop count, events, and the settings it changes.
+struct Phase<'a> {
+    key: &'a Member,
+    count: u32,
+    ops: Vec<Op>,
+    cpus: Option<Vec<Cpu>>,
+    policy: Option<Policy>,
+    priority: Option<&'a Node>,
+    taskgroup: Option<(&'a str, usize)>,
+}
+
+fn phase<'a>(p: &'a Member, cx: &mut EventCtx) -> Parsed<Phase<'a>> {
+    let mut ph = Phase {
+        key: p,
+        count: 1,
+        ops: Vec::new(),
+        cpus: None,
+        policy: None,
+        priority: None,
+        taskgroup: None,
+    };
     for m in object(&p.node, &format!("phase \"{}\"", p.key))? {
         match (m.key.as_str(), event_kind(&m.key)) {
-            ("loop", _) => count = loop_count(&m.node)?,
-            (_, Some(kind)) => ops.push(event(m, kind, timers)?),
-            ("cpus" | "policy" | "priority", _) => {
-                return fail(
-                    m.key_at,
-                    format!(
-                        "\"{}\" in a phase is not simulated: a task's affinity, policy and priority cannot \
-                         change while it runs; set \"{}\" on the task",
-                        m.key, m.key
-                    ),
-                )
-            }
+            ("loop", _) => ph.count = loop_count(&m.node)?,
+            (_, Some(kind)) => ph.ops.extend(event(m, kind, cx)?),
+            ("cpus", _) => ph.cpus = Some(cpus(&m.node)?),
+            ("policy", _) => ph.policy = Some(policy(&m.node, "\"policy\"")?),
+            ("priority", _) => ph.priority = Some(&m.node),
+            ("taskgroup", _) => ph.taskgroup = Some(taskgroup(&m.node)?),
             _ => return refuse(m, "phase", PHASE_KEYS),
         }
     }
-    if ops.is_empty() {
-        return fail(p.key_at, format!("phase \"{}\" has no events ({SUPPORTED_EVENTS})", p.key));
+    if ph.ops.is_empty() {
+        return fail(p.key_at, format!("phase \"{}\" has no events", p.key));
     }
-    Ok((count, ops))
+    Ok(ph)
 }
 
-/// A member of `"tasks"`: its program and the settings of its threads.
+/// A `taskgroup` value (a cgroup path, which rt-app requires to start with `/`) and
+/// where it is.
+fn taskgroup(node: &Node) -> Parsed<(&str, usize)> {
+    match string(node, "\"taskgroup\"")? {
+        g if g.starts_with('/') => Ok((g, node.at)),
+        g => fail(node.at, format!("\"taskgroup\" must be a cgroup path starting with '/', not \"{g}\"")),
+    }
+}
+
+/// A member of `"tasks"` as read.
 struct Task {
-    program: Program,
     instances: u32,
-    policy: Policy,
-    nice: i8,
-    rt_priority: u8,
-    affinity: Option<Vec<Cpu>>,
+    sched: Sched,
+    cpus: Option<Vec<Cpu>>,
     delay_ns: Ns,
+    util: (Option<u16>, Option<u16>),
+    /// The taskgroups it uses (`""`: the root group), with where each is named.
+    groups: Vec<(String, usize)>,
+    /// Its operations after its start.
+    ops: Vec<Op>,
+    /// Whether it repeats for ever, and why.
+    forever: Option<&'static str>,
 }
 
-fn task(t: &Member, g: &Global) -> Parsed<Task> {
+fn task(t: &Member, g: &Global, shared: &mut Shared, live_programs: u32) -> Parsed<Task> {
+    let members = object(&t.node, &format!("task \"{}\"", t.key))?;
     let mut task = Task {
-        program: Program::new(t.key.as_str()),
         instances: 1,
-        policy: g.policy,
-        nice: 0,
-        rt_priority: 0,
-        affinity: None,
+        sched: Sched { policy: g.policy, nice: 0, rt_priority: 0 },
+        cpus: None,
         delay_ns: 0,
+        util: (None, None),
+        groups: Vec::new(),
+        ops: Vec::new(),
+        forever: None,
     };
-    let (mut count, mut priority, mut phases, mut events) = (None, None, None, Vec::new());
-    for m in object(&t.node, &format!("task \"{}\"", t.key))? {
+    let (mut count, mut priority, mut phases, mut events, mut group) = (None, None, None, Vec::new(), None);
+    for m in members {
         let (what, v) = (format!("\"{}\"", m.key), &m.node);
         match (m.key.as_str(), event_kind(&m.key)) {
             ("instance", _) => task.instances = int_in(v, &what, 0..=100_000)? as u32,
             ("loop", _) => count = Some(loop_count(v)?),
-            ("policy", _) => task.policy = policy(v, &what)?,
+            ("policy", _) => task.sched.policy = policy(v, &what)?,
             ("priority", _) => priority = Some(v),
-            ("cpus", _) => task.affinity = Some(cpus(v)?),
+            ("cpus", _) => task.cpus = Some(cpus(v)?),
             ("delay", _) => task.delay_ns = usec(v, &what)?,
+            ("util_min", _) => task.util.0 = Some(int_in(v, &what, 0..=1024)? as u16),
+            ("util_max", _) => task.util.1 = Some(int_in(v, &what, 0..=1024)? as u16),
+            ("taskgroup", _) => group = Some(taskgroup(v)?),
             ("phases", _) => phases = Some(v),
             (_, Some(kind)) => events.push((m, kind)),
             _ => return refuse(m, "task", TASK_KEYS),
         }
     }
-    match (priority, task.policy.is_rt()) {
-        (None, true) => task.rt_priority = 10,
-        (None, false) => {}
-        (Some(v), true) => {
-            task.rt_priority =
-                int_in(v, &format!("\"priority\" of a {} task", task.policy.name()), 1..=99)? as u8
-        }
-        (Some(v), false) => {
-            let what = format!("\"priority\" of a {} task (its nice value)", task.policy.name());
-            task.nice = int_in(v, &what, -20..=19)? as i8;
-        }
-    }
-    let mut timers = Vec::new();
-    let mut body = Vec::new();
-    if let Some(phases) = phases {
-        if let Some((m, _)) = events.first() {
-            return fail(
-                m.key_at,
-                format!("\"{}\": rt-app ignores events at task level when the task has \"phases\"; move it into a phase", m.key),
-            );
-        }
-        let list = object(phases, "\"phases\"")?;
-        if list.is_empty() {
-            return fail(phases.at, "\"phases\" has no phase");
-        }
-        for p in list {
-            let (n, ops) = phase(p, &mut timers)?;
-            push_repeated(&mut body, n, ops);
-        }
-    } else {
+    task.sched = sched(task.sched.policy, priority)?;
+    let mut unique_timers = HashMap::new();
+    let mut cx =
+        EventCtx { shared, instances: task.instances, unique_timers: &mut unique_timers, live_programs };
+    let Some(phases) = phases else {
         if events.is_empty() {
-            return fail(
-                t.key_at,
-                format!("task \"{}\" has no events ({SUPPORTED_EVENTS}) and no \"phases\"", t.key),
-            );
+            return fail(t.key_at, format!("task \"{}\" has no events and no \"phases\"", t.key));
         }
+        // rt-app 1.0 makes the events one phase that repeats "loop" times, and repeats
+        // the task for ever: a task without phases runs until the use case ends.
+        let mut body = Vec::new();
         for (m, kind) in events {
-            body.push(event(m, kind, &mut timers)?);
+            body.extend(event(m, kind, &mut cx)?);
+        }
+        push_repeated(&mut task.ops, 0, body);
+        task.forever = Some(
+            "rt-app 1.0 repeats a task without \"phases\" until the use case ends, whatever its \"loop\"",
+        );
+        task.groups.push(group.map_or_else(|| (String::new(), t.key_at), |(g, at)| (g.to_string(), at)));
+        return Ok(task);
+    };
+    if let Some((m, _)) = events.first() {
+        return fail(
+            m.key_at,
+            format!("\"{}\": rt-app ignores events at task level when the task has \"phases\"; move it into a phase", m.key),
+        );
+    }
+    let list = object(phases, "\"phases\"")?;
+    if list.is_empty() {
+        return fail(phases.at, "\"phases\" has no phase");
+    }
+    let read = list.iter().map(|p| phase(p, &mut cx)).collect::<Parsed<Vec<_>>>()?;
+    // rt-app loops for ever when the task sets no "loop".
+    let count = count.unwrap_or(0);
+    if count == 0 {
+        task.forever = Some("its \"loop\" is -1 (for ever), rt-app's default for a task with \"phases\"");
+    } else if read.iter().any(|p| p.count == 0) {
+        task.forever = Some("one of its phases has \"loop\": -1 (for ever)");
+    }
+    let mut group = group.map_or_else(|| (String::new(), t.key_at), |(g, at)| (g.to_string(), at));
+    task.groups.push(group.clone());
+    for p in &read {
+        if let Some((g, at)) = p.taskgroup {
+            group = (g.to_string(), at);
+            task.groups.push(group.clone());
         }
     }
-    // rt-app loops for ever when the task sets no "loop".
-    push_repeated(&mut task.program.ops, count.unwrap_or(0), body);
+    let settings = phase_settings(&task, &read, count != 1)?;
+    let mut body = Vec::new();
+    for (p, before) in read.into_iter().zip(settings) {
+        body.extend(before.into_iter().map(|b| match b {
+            Before::Sched(s) => s.op(),
+            Before::Cpus(None) => Op::SetAffinity { cpus: None },
+            Before::Cpus(Some(list)) => Op::SetAffinity { cpus: Some(cx.shared.cpu_set(&list)) },
+        }));
+        push_repeated(&mut body, p.count, p.ops);
+    }
+    push_repeated(&mut task.ops, count, body);
     Ok(task)
+}
+
+/// A setting a phase makes when it starts.
+enum Before {
+    Sched(Sched),
+    Cpus(Option<Vec<Cpu>>),
+}
+
+/// What each phase sets when it starts, as rt-app ≥ 1.1 does: its `cpus`, or else the
+/// task's, whenever they differ from the previous phase's (rt-app 1.0 too); its `policy`
+/// and `priority` when it has them (a phase without them keeps what the one before set).
+/// A `priority` without `policy` is read in the policy in force when the phase starts;
+/// `repeats` says the task runs its phases more than once, and a file where that policy
+/// differs between the first time and the next is refused.
+fn phase_settings(task: &Task, phases: &[Phase], repeats: bool) -> Parsed<Vec<Vec<Before>>> {
+    let mut out: Vec<Vec<Before>> = phases.iter().map(|_| Vec::new()).collect();
+    let resolve = |start: Policy| -> Parsed<(Vec<Option<Sched>>, Policy)> {
+        let mut current = start;
+        let mut got = Vec::new();
+        for p in phases {
+            let s = match (p.policy, p.priority) {
+                (None, None) => None,
+                (policy, priority) => Some(sched(policy.unwrap_or(current), priority)?),
+            };
+            if let Some(s) = s {
+                current = s.policy;
+            }
+            got.push(s);
+        }
+        Ok((got, current))
+    };
+    let (first, end) = resolve(task.sched.policy)?;
+    if repeats {
+        let (again, _) = resolve(end)?;
+        if let Some(i) = (0..phases.len()).find(|&i| first[i].map(|s| s.policy) != again[i].map(|s| s.policy))
+        {
+            let at = phases[i].priority.map_or(phases[i].key.key_at, |n| n.at);
+            return fail(
+                at,
+                format!(
+                    "phase \"{}\" sets \"priority\" without \"policy\": that is {} the first time and {} when \
+                     the task loops; give \"policy\" too",
+                    phases[i].key.key,
+                    task.sched.policy.name(),
+                    end.name()
+                ),
+            );
+        }
+    }
+    if phases.iter().any(|p| p.cpus.is_some()) {
+        let eff: Vec<Option<Vec<Cpu>>> =
+            phases.iter().map(|p| p.cpus.clone().or_else(|| task.cpus.clone())).collect();
+        for i in 0..phases.len() {
+            let changed = if i == 0 {
+                eff[0] != task.cpus || (repeats && eff[0] != eff[phases.len() - 1])
+            } else {
+                eff[i] != eff[i - 1]
+            };
+            if changed {
+                out[i].push(Before::Cpus(eff[i].clone()));
+            }
+        }
+    }
+    // rt-app sets the affinity first, then the policy.
+    for (o, s) in out.iter_mut().zip(&first) {
+        if let Some(s) = s {
+            o.push(Before::Sched(*s));
+        }
+    }
+    Ok(out)
 }
 
 fn cpus(node: &Node) -> Parsed<Vec<Cpu>> {
@@ -433,21 +816,52 @@ fn cpus(node: &Node) -> Parsed<Vec<Cpu>> {
     Ok(cpus)
 }
 
+/// Every thread's group must be the same: the simulator has no group scheduling
+/// (cgroup `cpu.weight` between groups), and only when all tasks share one group does
+/// rt-app's placement of them in it change nothing. rt-app also refuses a group for a
+/// real-time task.
+fn check_groups(tasks: &[(&Member, Task)], runs: impl Fn(usize) -> bool) -> Parsed<()> {
+    let mut first: Option<&(String, usize)> = None;
+    for (_, (t, task)) in tasks.iter().enumerate().filter(|(i, _)| runs(*i)) {
+        for g in &task.groups {
+            if !g.0.is_empty() && task.sched.policy.is_rt() {
+                return fail(g.1, format!("\"taskgroup\" of task \"{}\": rt-app puts only SCHED_OTHER and SCHED_IDLE tasks in groups", t.key));
+            }
+            match first {
+                None => first = Some(g),
+                Some(f) if f.0 == g.0 => {}
+                Some(f) => {
+                    let name = |s: &str| {
+                        if s.is_empty() {
+                            "the root group".to_string()
+                        } else {
+                            format!("\"{s}\"")
+                        }
+                    };
+                    return fail(
+                        g.1,
+                        format!(
+                            "\"taskgroup\": task \"{}\" runs in {} and another task in {}: group scheduling \
+                             (cgroup cpu.weight between groups) is not simulated, so tasks must all share one group",
+                            t.key,
+                            name(&g.0),
+                            name(&f.0)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn workload(root: &Node, file: &str) -> Parsed<Workload> {
     let (mut tasks, mut global_node) = (None, None);
     for m in object(root, "the document")? {
         match m.key.as_str() {
             "tasks" => tasks = Some(&m.node),
             "global" => global_node = Some(&m.node),
-            "resources" => {
-                if let Some(r) = object(&m.node, "\"resources\"")?.first() {
-                    return fail(
-                        r.key_at,
-                        "resource declarations are not simulated: they serve rt-app's lock, wait, signal and \
-                         barrier events, which the simulator does not run; write \"resources\": {} or leave it out",
-                    );
-                }
-            }
+            "resources" => resources(&m.node)?,
             _ => return unknown(m, "top-level", "tasks, global, resources"),
         }
     }
@@ -458,12 +872,59 @@ fn workload(root: &Node, file: &str) -> Parsed<Workload> {
             "missing \"tasks\": an rt-app file describes its threads in a \"tasks\" object",
         );
     };
-    let mut w = Workload { name: file.to_string(), duration_ns: g.duration_ns, ..Workload::default() };
-    for t in object(tasks, "\"tasks\"")? {
-        let task = task(t, &g)?;
-        if task.instances == 0 {
-            continue;
+    let members = object(tasks, "\"tasks\"")?;
+    // A first look at every task's instances: the programs of forked templates follow
+    // those of the tasks that start with the use case.
+    let names: Vec<(String, u32)> = members
+        .iter()
+        .map(|t| {
+            let instances = match &t.node.value {
+                Value::Object(ms) => {
+                    ms.iter().find(|m| m.key == "instance").map_or(1, |m| match m.node.value {
+                        Value::Int(n) => n.clamp(0, i64::from(u32::MAX)) as u32,
+                        _ => 1,
+                    })
+                }
+                _ => 1,
+            };
+            (t.key.clone(), instances)
+        })
+        .collect();
+    let live_programs = names.iter().filter(|(_, n)| *n > 0).count() as u32;
+    let mut shared = Shared {
+        g: &g,
+        names,
+        sync: Vec::new(),
+        sync_ids: HashMap::new(),
+        timers: Vec::new(),
+        shared_timers: HashMap::new(),
+        cpu_sets: Vec::new(),
+        forked: Vec::new(),
+    };
+    let read = members
+        .iter()
+        .map(|t| Ok((t, task(t, &g, &mut shared, live_programs)?)))
+        .collect::<Parsed<Vec<_>>>()?;
+    // The templates whose threads run: those with instances, and those forked.
+    let runs = |i: usize| read[i].1.instances > 0 || shared.forked.contains(&i);
+    check_groups(&read, runs)?;
+    if g.duration_ns.is_none() {
+        if let Some((t, task)) =
+            (0..read.len()).filter(|&i| runs(i)).map(|i| &read[i]).find(|(_, task)| task.forever.is_some())
+        {
+            return fail(
+                t.key_at,
+                format!(
+                    "task \"{}\" runs for ever ({}) and \"global\" has no \"duration\": rt-app would run until \
+                     killed and the simulation would never end; set \"duration\" in \"global\"",
+                    t.key,
+                    task.forever.unwrap_or_default()
+                ),
+            );
         }
+    }
+    let mut w = Workload { name: file.to_string(), duration_ns: g.duration_ns, ..Workload::default() };
+    for (t, task) in read.iter().filter(|(_, task)| task.instances > 0) {
         if w.tasks.len() as u64 + u64::from(task.instances) > super::MAX_TASKS {
             return fail(
                 t.node.at,
@@ -476,21 +937,32 @@ fn workload(root: &Node, file: &str) -> Parsed<Workload> {
                 ),
             );
         }
-        let program = w.add_program(task.program);
+        let program = w.add_program(Program { ops: task.ops.clone(), ..Program::new(t.key.as_str()) });
         for _ in 0..task.instances {
             let mut spec = TaskSpec::new(format!("{}-{}", t.key, w.tasks.len()), program);
-            spec.policy = task.policy;
-            spec.nice = task.nice;
-            spec.rt_priority = task.rt_priority;
-            spec.affinity = task.affinity.clone();
+            spec.policy = task.sched.policy;
+            spec.nice = task.sched.nice;
+            spec.rt_priority = task.sched.rt_priority;
+            spec.affinity = task.cpus.clone();
             spec.start_ns = task.delay_ns;
             spec.thread_of = (!w.tasks.is_empty()).then_some(0);
+            (spec.util_min, spec.util_max) = task.util;
             w.tasks.push(spec);
         }
+    }
+    // A forked thread sets its template's policy, priority and affinity, then runs its
+    // template's events (rt-app ≥ 1.1's fork event).
+    for i in shared.forked.clone() {
+        let (t, task) = &read[i];
+        let cpus = task.cpus.as_ref().map(|c| shared.cpu_set(c));
+        let mut ops = vec![task.sched.op(), Op::SetAffinity { cpus }];
+        ops.extend(task.ops.iter().copied());
+        w.add_program(Program { ops, ..Program::new(t.key.as_str()) });
     }
     if w.tasks.is_empty() {
         return fail(tasks.at, "no thread to run: \"tasks\" is empty or every task has \"instance\": 0");
     }
+    (w.sync, w.timers, w.cpu_sets) = (shared.sync, shared.timers, shared.cpu_sets);
     Ok(w)
 }
 
@@ -510,22 +982,28 @@ mod tests {
         &w.programs[w.tasks[task].program as usize].ops
     }
 
+    /// A file with `global.duration` 1 s and these tasks.
+    fn tasks(tasks: &str) -> String {
+        format!(r#"{{"global": {{"duration": 1}}, "tasks": {{{tasks}}}}}"#)
+    }
+
     const MS: Ns = 1_000_000;
     const US: Ns = 1_000;
 
     #[test]
     fn events_run_in_file_order_and_match_by_prefix() {
-        let w = load(
-            r#"{"tasks": {"t": {"loop": 3, "run0": 100, "sleep": 200, "runtime": 50, "run_b": 10, "yield": ""}}}"#,
-        );
+        let w = load(&tasks(
+            r#""t": {"loop": 3, "run0": 100, "sleep": 200, "runtime": 50, "run_b": 10, "yield": ""}"#,
+        ));
         assert_eq!(w.name, "t.json");
-        assert_eq!(w.duration_ns, None);
+        assert_eq!(w.duration_ns, Some(NSEC_PER_SEC));
         assert_eq!(w.programs.len(), 1);
         assert_eq!(w.programs[0].comm, "t");
+        // rt-app 1.0: a task without phases repeats for ever, whatever its loop.
         assert_eq!(
             ops(&w, 0),
             [
-                Op::Loop { count: 3 },
+                Op::Loop { count: 0 },
                 Op::Compute(100 * US),
                 Op::Sleep(200 * US),
                 Op::Spin(50 * US),
@@ -541,21 +1019,22 @@ mod tests {
     }
 
     #[test]
-    fn loops_default_to_for_ever() {
-        let w =
-            load(r#"{"tasks": {"a": {"run": 1}, "b": {"loop": 1, "run": 1}, "c": {"loop": -1, "run": 1}}}"#);
-        assert_eq!(ops(&w, 0), [Op::Loop { count: 0 }, Op::Compute(US), Op::LoopEnd]);
-        assert_eq!(ops(&w, 1), [Op::Compute(US)]);
-        assert_eq!(ops(&w, 2), ops(&w, 0));
+    fn a_task_without_phases_runs_for_ever_whatever_its_loop() {
+        // The case of issue 14: 3 times in the simulator before, until killed in rt-app 1.0.
+        for body in
+            [r#""loop": 3, "run": 1000, "sleep": 100000"#, r#""run": 1000"#, r#""loop": -1, "run": 1"#]
+        {
+            let w = load(&tasks(&format!(r#""t": {{{body}}}"#)));
+            assert_eq!(ops(&w, 0)[0], Op::Loop { count: 0 }, "{body}");
+            assert_eq!(ops(&w, 0).last(), Some(&Op::LoopEnd));
+        }
     }
 
     #[test]
-    fn phases_run_in_order_inside_the_task_loop() {
-        let w = load(
-            r#"{"global": {"duration": 2}, "tasks": {"t": {"loop": 2, "phases": {
-                "p1": {"loop": 4, "run": 10}, "p2": {"sleep": 5}, "p3": {"loop": -1, "run": 1}}}}}"#,
-        );
-        assert_eq!(w.duration_ns, Some(2_000_000_000));
+    fn phases_loop_once_by_default_inside_the_task_loop() {
+        let w = load(&tasks(
+            r#""t": {"loop": 2, "phases": {"p1": {"loop": 4, "run": 10}, "p2": {"sleep": 5}, "p3": {"loop": -1, "run": 1}}}"#,
+        ));
         assert_eq!(
             ops(&w, 0),
             [
@@ -570,16 +1049,35 @@ mod tests {
                 Op::LoopEnd
             ]
         );
-        let w = load(r#"{"tasks": {"t": {"phases": {"p": {"run": 1}}}}}"#);
+        let w = load(&tasks(r#""t": {"phases": {"p": {"run": 1}}}"#));
         assert_eq!(ops(&w, 0), [Op::Loop { count: 0 }, Op::Compute(US), Op::LoopEnd]);
+        let w = load(r#"{"tasks": {"t": {"loop": 1, "phases": {"p": {"loop": 3, "run": 1}}}}}"#);
+        assert_eq!(w.duration_ns, None);
+        assert_eq!(ops(&w, 0), [Op::Loop { count: 3 }, Op::Compute(US), Op::LoopEnd]);
+    }
+
+    #[test]
+    fn a_thread_that_runs_for_ever_needs_a_duration() {
+        let e = err(r#"{"tasks": {"t": {"loop": 3, "run": 1000, "sleep": 100000}}}"#);
+        assert!(
+            e.starts_with("t.json:1:12: task \"t\" runs for ever (rt-app 1.0 repeats a task without"),
+            "{e}"
+        );
+        assert!(e.ends_with("set \"duration\" in \"global\""), "{e}");
+        let e = err(r#"{"global": {"duration": -1}, "tasks": {"a": {"loop": 1, "phases": {"p": {"run": 1}}},
+            "b": {"phases": {"p": {"run": 1}}}}}"#);
+        assert!(e.contains("task \"b\" runs for ever (its \"loop\" is -1 (for ever)"), "{e}");
+        let e = err(r#"{"tasks": {"t": {"loop": 2, "phases": {"p": {"loop": -1, "run": 1}}}}}"#);
+        assert!(e.contains("one of its phases has \"loop\": -1"), "{e}");
+        // A template nobody runs may loop for ever.
+        load(r#"{"tasks": {"t": {"loop": 1, "phases": {"p": {"run": 1}}}, "u": {"instance": 0, "run": 1}}}"#);
     }
 
     #[test]
     fn instances_are_threads_of_one_process_named_like_rt_app() {
-        let w = load(
-            r#"{"tasks": {"a": {"instance": 2, "loop": 1, "run": 1}, "none": {"instance": 0, "loop": 1, "run": 1},
-                "b": {"loop": 1, "run": 2}}}"#,
-        );
+        let w = load(&tasks(
+            r#""a": {"instance": 2, "run": 1}, "none": {"instance": 0, "run": 1}, "b": {"run": 2}"#,
+        ));
         let names: Vec<&str> = w.tasks.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["a-0", "a-1", "b-2"]);
         assert_eq!(w.programs.len(), 2);
@@ -593,12 +1091,12 @@ mod tests {
     #[test]
     fn priority_is_nice_for_fair_policies_and_rt_priority_for_rt() {
         let w = load(
-            r#"{"global": {"default_policy": "SCHED_FIFO"}, "tasks": {
-                "rt_default": {"loop": 1, "run": 1},
-                "rt": {"policy": "SCHED_RR", "priority": 42, "loop": 1, "run": 1},
-                "fair": {"priority": -5, "policy": "SCHED_OTHER", "loop": 1, "run": 1},
-                "batch": {"policy": "SCHED_BATCH", "loop": 1, "run": 1},
-                "idle": {"policy": "SCHED_IDLE", "priority": 3, "loop": 1, "run": 1}}}"#,
+            r#"{"global": {"default_policy": "SCHED_FIFO", "duration": 1}, "tasks": {
+                "rt_default": {"run": 1},
+                "rt": {"policy": "SCHED_RR", "priority": 42, "run": 1},
+                "fair": {"priority": -5, "policy": "SCHED_OTHER", "run": 1},
+                "batch": {"policy": "SCHED_BATCH", "run": 1},
+                "idle": {"policy": "SCHED_IDLE", "priority": 3, "run": 1}}}"#,
         );
         let got: Vec<(Policy, i8, u8)> = w.tasks.iter().map(|t| (t.policy, t.nice, t.rt_priority)).collect();
         assert_eq!(
@@ -615,37 +1113,211 @@ mod tests {
     }
 
     #[test]
-    fn cpus_and_delay() {
-        let w = load(r#"{"tasks": {"t": {"cpus": [3, 1, 3], "delay": 1500, "loop": 1, "run": 1}}}"#);
-        assert_eq!(w.tasks[0].affinity, Some(vec![1, 3]));
-        assert_eq!(w.tasks[0].start_ns, 1_500 * US);
+    fn cpus_delay_and_utilization_clamps() {
+        let w = load(&tasks(
+            r#""t": {"cpus": [3, 1, 3], "delay": 1500, "util_min": 128, "util_max": 1024, "run": 1}"#,
+        ));
+        let t = &w.tasks[0];
+        assert_eq!((t.affinity.clone(), t.start_ns), (Some(vec![1, 3]), 1_500 * US));
+        assert_eq!((t.util_min, t.util_max), (Some(128), Some(1024)));
         w.validate(4).unwrap();
         assert!(w.validate(2).unwrap_err().to_string().contains("CPU 3 does not exist"));
     }
 
     #[test]
-    fn timers_get_one_slot_per_ref_within_a_task() {
-        let w = load(
-            r#"{"global": {"duration": 1}, "tasks": {
-                "t": {"run": 10, "timer0": {"ref": "a", "period": 1000}, "run1": 5,
-                      "timer1": {"ref": "b", "period": 500, "mode": "absolute"}, "timer2": {"period": 1000, "ref": "a"}},
-                "u": {"run": 10, "timer": {"ref": "b", "period": 20000, "mode": "relative"}, "timer1": {}}}}"#,
-        );
+    fn timers_are_shared_by_ref_unless_unique_and_absolute_if_any_use_says_so() {
+        let w = load(&tasks(
+            r#""t": {"instance": 2, "run": 10, "timer0": {"ref": "a", "period": 1000}, "run1": 5,
+                   "timer1": {"ref": "unique", "period": 500, "mode": "absolute"}, "timer2": {"period": 1000, "ref": "a"}},
+               "u": {"run": 10, "timer": {"ref": "a", "period": 20000}, "timer1": {"ref": "unique"}, "timer2": {}}"#,
+        ));
         assert_eq!(
             ops(&w, 0)[1..6],
             [
                 Op::Compute(10 * US),
-                Op::Timer { slot: 0, period: MS },
+                Op::Timer { timer: 0, period: MS },
                 Op::Compute(5 * US),
-                Op::Timer { slot: 1, period: 500 * US },
-                Op::Timer { slot: 0, period: MS }
+                Op::Timer { timer: 1, period: 500 * US },
+                Op::Timer { timer: 0, period: MS }
             ]
         );
-        // rt-app's defaults: ref "unknown", period 0.
+        // "a" is shared with "u"; u's "unique" is its own; rt-app's defaults are ref
+        // "unknown", period 0.
         assert_eq!(
-            ops(&w, 1)[2..4],
-            [Op::Timer { slot: 0, period: 20 * MS }, Op::Timer { slot: 1, period: 0 }]
+            ops(&w, 2)[2..5],
+            [
+                Op::Timer { timer: 0, period: 20 * MS },
+                Op::Timer { timer: 2, period: 0 },
+                Op::Timer { timer: 3, period: 0 }
+            ]
         );
+        let spec = |relative, per_task| TimerSpec { relative, per_task };
+        assert_eq!(w.timers, [spec(true, false), spec(false, true), spec(true, true), spec(true, false)]);
+        w.validate(1).unwrap();
+    }
+
+    #[test]
+    fn synchronization_events_become_pthread_operations() {
+        let w = load(
+            r#"{"global": {"duration": 1, "pi_enabled": true}, "resources": {"m": {"type": "mutex"}, "c": {"type": "wait"}},
+              "tasks": {
+                "a": {"instance": 2, "lock": "m", "wait": {"ref": "c", "mutex": "m"}, "unlock": "m", "barrier": "B"},
+                "b": {"lock": "m", "signal": "c", "broad0": "c", "sync": {"ref": "c", "mutex": "m"}, "unlock": "m",
+                      "barrier": "B", "suspend": "b", "resume": "a", "wait1": {}}}}"#,
+        );
+        let (m, c, b) = (0, 1, 2);
+        assert_eq!(
+            ops(&w, 0)[1..7],
+            [
+                Op::Lock { mutex: m },
+                Op::CondWait { cond: c, mutex: m },
+                Op::Lock { mutex: m },
+                Op::Unlock { mutex: m },
+                Op::Barrier { barrier: b },
+                Op::LoopEnd
+            ]
+        );
+        let (sb, mb, sa, ma, unknown_c, unknown_m) = (3, 4, 5, 6, 7, 8);
+        assert_eq!(
+            ops(&w, 2)[1..],
+            [
+                Op::Lock { mutex: m },
+                Op::CondSignal { cond: c, all: false },
+                Op::CondSignal { cond: c, all: true },
+                Op::CondSignal { cond: c, all: false },
+                Op::CondWait { cond: c, mutex: m },
+                Op::Lock { mutex: m },
+                Op::Unlock { mutex: m },
+                Op::Barrier { barrier: b },
+                Op::Lock { mutex: mb },
+                Op::CondWait { cond: sb, mutex: mb },
+                Op::Lock { mutex: mb },
+                Op::Unlock { mutex: mb },
+                Op::Lock { mutex: ma },
+                Op::CondSignal { cond: sa, all: true },
+                Op::Unlock { mutex: ma },
+                Op::CondWait { cond: unknown_c, mutex: unknown_m },
+                Op::Lock { mutex: unknown_m },
+                Op::LoopEnd,
+            ]
+        );
+        use SyncSpec::*;
+        assert_eq!(
+            w.sync,
+            [
+                Mutex { pi: true },
+                Cond,
+                Barrier { users: 3 },
+                Cond,
+                Mutex { pi: true },
+                Cond,
+                Mutex { pi: true },
+                Cond,
+                Mutex { pi: true }
+            ]
+        );
+        w.validate(1).unwrap();
+    }
+
+    #[test]
+    fn mem_and_iorun_are_cpu_time_and_write_calls() {
+        let w = load(&tasks(r#""t": {"mem": 1048576, "iorun": 10000000, "iorun1": 0, "mem1": 0}"#));
+        let write = Op::Syscall { nr: Syscall::Write.nr() };
+        assert_eq!(
+            ops(&w, 0)[1..6],
+            [Op::Compute(1024 * MEM_NS_PER_KIB), Op::Loop { count: 3 }, write, Op::LoopEnd, Op::Compute(0)]
+        );
+        let w = load(
+            r#"{"global": {"duration": 1, "io_device": "/tmp/f", "mem_buffer_size": 1000}, "tasks": {"t": {"iorun": 1000}}}"#,
+        );
+        assert_eq!(ops(&w, 0)[1..3], [write, Op::Compute(1000 * MEM_NS_PER_KIB / 1024)]);
+    }
+
+    #[test]
+    fn fork_starts_a_thread_of_a_template_with_its_settings() {
+        let w = load(&tasks(
+            r#""main": {"loop": 1, "phases": {"p": {"loop": 2, "fork": "worker", "sleep": 1000}}},
+               "worker": {"instance": 0, "policy": "SCHED_FIFO", "priority": 20, "cpus": [1], "loop": 1,
+                          "phases": {"p": {"run": 500}}}"#,
+        ));
+        assert_eq!(w.tasks.len(), 1);
+        assert_eq!(w.programs.len(), 2);
+        assert_eq!(
+            ops(&w, 0),
+            [Op::Loop { count: 2 }, Op::Fork { program: 1, thread: true }, Op::Sleep(MS), Op::LoopEnd]
+        );
+        assert_eq!(w.programs[1].comm, "worker");
+        assert_eq!(
+            w.programs[1].ops,
+            [
+                Op::SetSched { policy: Policy::Fifo, nice: 0, rt_priority: 20 },
+                Op::SetAffinity { cpus: Some(0) },
+                Op::Compute(500 * US)
+            ]
+        );
+        assert_eq!(w.cpu_sets, [vec![1]]);
+        w.validate(2).unwrap();
+    }
+
+    #[test]
+    fn phases_set_cpus_policy_and_priority_when_they_start() {
+        let w = load(&tasks(
+            r#""t": {"cpus": [0], "priority": 5, "loop": 2, "phases": {
+                "a": {"cpus": [1], "run": 1},
+                "b": {"policy": "SCHED_FIFO", "run": 2},
+                "c": {"priority": 30, "run": 3},
+                "d": {"cpus": [1], "policy": "SCHED_OTHER", "run": 4}}}"#,
+        ));
+        let t = &w.tasks[0];
+        assert_eq!((t.policy, t.nice, t.affinity.clone()), (Policy::Other, 5, Some(vec![0])));
+        let set = |s: u32| Op::SetAffinity { cpus: Some(s) };
+        let sched = |policy, nice, rt_priority| Op::SetSched { policy, nice, rt_priority };
+        assert_eq!(
+            ops(&w, 0),
+            [
+                Op::Loop { count: 2 },
+                set(0),
+                Op::Compute(US),
+                set(1),
+                sched(Policy::Fifo, 0, 10),
+                Op::Compute(2 * US),
+                sched(Policy::Fifo, 0, 30),
+                Op::Compute(3 * US),
+                set(0),
+                sched(Policy::Other, 0, 0),
+                Op::Compute(4 * US),
+                Op::LoopEnd
+            ]
+        );
+        assert_eq!(w.cpu_sets, [vec![1], vec![0]]);
+        // Phase a's CPUs differ from the task's: set on the first pass; a phase as the
+        // previous one sets nothing.
+        let w = load(&tasks(
+            r#""t": {"loop": 1, "phases": {"a": {"cpus": [1], "run": 1}, "b": {"cpus": [1], "run": 2}}}"#,
+        ));
+        assert_eq!(ops(&w, 0), [Op::SetAffinity { cpus: Some(0) }, Op::Compute(US), Op::Compute(2 * US)]);
+        let e = err(&tasks(
+            r#""t": {"loop": 2, "phases": {"a": {"priority": 5, "run": 1}, "b": {"policy": "SCHED_RR", "run": 1}}}"#,
+        ));
+        assert!(e.contains("phase \"a\" sets \"priority\" without \"policy\": that is SCHED_OTHER the first time and SCHED_RR"), "{e}");
+    }
+
+    #[test]
+    fn one_taskgroup_for_all_is_accepted_and_several_are_refused() {
+        load(&tasks(
+            r#""a": {"taskgroup": "/g", "run": 1}, "b": {"loop": 1, "taskgroup": "/g", "phases": {"p": {"taskgroup": "/g", "run": 1}}}"#,
+        ));
+        let e = err(&tasks(r#""a": {"taskgroup": "/g", "run": 1}, "b": {"run": 1}"#));
+        assert!(
+            e.contains("task \"b\" runs in the root group and another task in \"/g\": group scheduling"),
+            "{e}"
+        );
+        let e = err(&tasks(
+            r#""a": {"loop": 1, "taskgroup": "/g", "phases": {"p": {"taskgroup": "/h", "run": 1}}}"#,
+        ));
+        assert!(e.contains("runs in \"/h\" and another task in \"/g\""), "{e}");
+        let e = err(&tasks(r#""a": {"taskgroup": "/g", "policy": "SCHED_FIFO", "run": 1}"#));
+        assert!(e.contains("rt-app puts only SCHED_OTHER and SCHED_IDLE tasks in groups"), "{e}");
     }
 
     #[test]
@@ -656,7 +1328,7 @@ mod tests {
      * Two periodic threads, a background hog and a late starter,
      * in the style of rt-app's doc/examples.
      */
-    "resources" : {},
+    "resources" : { "m" : { "type" : "mutex" }, "t" : { "type" : "timer" } },
     "tasks" : {
         "audio" : {
             "instance" : 2,
@@ -698,7 +1370,7 @@ mod tests {
         w.validate(2).unwrap();
         // The other value types rt-app accepts for these global keys.
         load(
-            r#"{"global": {"calibration": 150, "log_size": 2, "ftrace": true}, "tasks": {"t": {"run": 1}}}"#,
+            r#"{"global": {"calibration": 150, "log_size": 2, "ftrace": true, "duration": 1}, "tasks": {"t": {"run": 1}}}"#,
         );
     }
 
@@ -720,19 +1392,23 @@ mod tests {
   "SCHED_FAIR"}}"#, format!("unknown policy \"SCHED_FAIR\"; use {POLICIES}")),
             (r#"{"tasks": {"t": {"run": 1,
   "dl-runtime": 100}}}"#, "\"dl-runtime\": SCHED_DEADLINE is not simulated".into()),
-            (r#"{"tasks": {"t": {"run": 1,
-  "util_min": 100}}}"#, "\"util_min\": utilization clamping (uclamp) is not simulated".into()),
-            (r#"{"tasks": {"t": {"run": 1,
-  "taskgroup": "/a"}}}"#, "\"taskgroup\": task groups (cgroups) are not simulated".into()),
+            (r#"{"tasks": {"t": {"phases": {"p": {"run": 1,
+  "util_min": 100}}}}}"#, "\"util_min\": utilization clamps are task data in the simulator and cannot change per \
+                            phase; set it on the task".into()),
+            (r#"{"tasks": {"t": {"run": 1, "util_max":
+  2000}}}"#, "\"util_max\" must be in 0..=1024, not 2000".into()),
+            (r#"{"tasks": {"t": {"run": 1, "taskgroup":
+  "g"}}}"#, "\"taskgroup\" must be a cgroup path starting with '/', not \"g\"".into()),
             (r#"{"tasks": {"t": {"run": 1,
   "nodes_membind": [0]}}}"#, "\"nodes_membind\": NUMA memory binding is not simulated".into()),
-            (r#"{"tasks": {"t": {"run": 1,
-  "lock0": "m"}}}"#, format!("\"lock0\": the rt-app event \"lock\" is not simulated; supported events: {SUPPORTED_EVENTS}")),
-            (r#"{"tasks": {"t": {"phases": {"p": {"run": 1,
-  "iorun": 10}}}}}"#, format!("\"iorun\": the rt-app event \"iorun\" is not simulated; supported events: {SUPPORTED_EVENTS}")),
-            (r#"{"tasks": {"t": {"phases": {"p": {"run": 1,
-  "cpus": [0]}}}}}"#, "\"cpus\" in a phase is not simulated: a task's affinity, policy and priority cannot change \
-                           while it runs; set \"cpus\" on the task".into()),
+            (r#"{"tasks": {"t": {"run": 1, "lock0":
+  5}}}"#, "\"lock0\" must be a string, found an integer".into()),
+            (r#"{"tasks": {"t": {"run": 1, "fork":
+  "nobody"}}}"#, "\"fork\": no task is named \"nobody\"".into()),
+            (r#"{"tasks": {"t": {"run": 1, "wait": {"ref": "c",
+  "mutexes": "m"}}}}"#, "unknown \"wait\" key \"mutexes\"; accepted: ref, mutex".into()),
+            (r#"{"tasks": {"t": {"run": 1, "mem":
+  -1}}}"#, "\"mem\" (bytes) must be in 0..=2147483647, not -1".into()),
             (r#"{"tasks": {"t": {"phases": {"p": {"run": 1,
   "delay": 5}}}}}"#, format!("unknown phase key \"delay\"; accepted: {PHASE_KEYS}")),
             (r#"{"tasks": {"t": {"run":
@@ -752,11 +1428,11 @@ mod tests {
             (r#"{"tasks": {"t": {"phases": {"p": {"run": 1}},
   "run": 1}}}"#, "\"run\": rt-app ignores events at task level when the task has \"phases\"; move it into a phase".into()),
             (r#"{"tasks": {"t": {"phases": {
-  "p": {"loop": 2}}}}}"#, "phase \"p\" has no events (run, runtime, sleep, timer, yield)".into()),
+  "p": {"loop": 2}}}}}"#, "phase \"p\" has no events".into()),
             (r#"{"tasks": {"t": {"phases":
   {}}}}"#, "\"phases\" has no phase".into()),
             (r#"{"tasks": {
-  "t": {"loop": 1}}}"#, "task \"t\" has no events (run, runtime, sleep, timer, yield) and no \"phases\"".into()),
+  "t": {"loop": 1}}}"#, "task \"t\" has no events and no \"phases\"".into()),
             (r#"{"tasks": {"t":
   5}}"#, "task \"t\" must be an object, found an integer".into()),
             (r#"{"tasks":
@@ -765,15 +1441,16 @@ mod tests {
   0}}}"#, "\"loop\" must be -1 (for ever) or a count from 1, not 0".into()),
             (r#"{"tasks": {"t": {"run": 1, "instance":
   -1}}}"#, "\"instance\" must be in 0..=100000, not -1".into()),
-            (r#"{"tasks": {"a": {"run": 1, "instance": 60000}, "b":
+            (r#"{"global": {"duration": 1}, "tasks": {"a": {"run": 1, "instance": 60000}, "b":
   {"run": 1, "instance": 60000}}}"#, "120000 threads in all with \"b\"'s 60000 instances: a workload has at most 100000".into()),
             (r#"{"tasks": {"t": {"run": 1, "cpus":
   []}}}"#, "\"cpus\" is empty: give at least one CPU number".into()),
             (r#"{"tasks": {"t": {"run": 1, "cpus": [1,
   "0"]}}}"#, "a CPU number in \"cpus\" must be an integer, found a string".into()),
             (r#"{"tasks": {"t": {"run": 1}}, "resources": {
-  "m": {"type": "mutex"}}}"#, "resource declarations are not simulated: they serve rt-app's lock, wait, signal and \
-                                barrier events, which the simulator does not run; write \"resources\": {} or leave it out".into()),
+  "m": {}}}"#, "resource \"m\" has no \"type\"".into()),
+            (r#"{"tasks": {"t": {"run": 1}}, "resources": {"m": {"type":
+  "barrier"}}}"#, format!("unknown resource type \"barrier\"; rt-app accepts {}", RESOURCE_TYPES.join(", "))),
             (r#"{"tasks": {"t": {"run": 1}}, "resources":
   5}"#, "\"resources\" must be an object, found an integer".into()),
         ];

@@ -55,7 +55,9 @@ enum Item {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Queued {
     time: Ns,
-    seq: u64,
+    /// The item's rank in the top bit, then the sequence number: the order among items
+    /// of one instant in one integer, so that the queue compares two words.
+    order: u64,
     item: Item,
 }
 
@@ -73,7 +75,7 @@ impl Item {
 
 impl Ord for Queued {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.time, self.item.rank(), self.seq).cmp(&(other.time, other.item.rank(), other.seq))
+        (self.time, self.order).cmp(&(other.time, other.order))
     }
 }
 
@@ -248,7 +250,8 @@ impl<'a, F: FairClass> Engine<'a, F> {
 
     fn push(&mut self, time: Ns, item: Item) {
         self.seq += 1;
-        self.queue.push(Reverse(Queued { time, seq: self.seq, item }));
+        let order = u64::from(item.rank()) << 63 | self.seq;
+        self.queue.push(Reverse(Queued { time, order, item }));
     }
 
     /// Sends an event to the sink and the layers, building it only when there is one.

@@ -335,6 +335,9 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, String> {
             return Err(format!("range '{}' is larger than any machine", part.trim()));
         }
         cpus.extend(lo..=hi);
+        if cpus.len() > 1 << 22 {
+            return Err("the list names more CPUs than any machine has".to_string());
+        }
     }
     cpus.sort_unstable();
     cpus.dedup();

@@ -155,14 +155,28 @@ mod tests {
     }
 
     #[test]
-    fn cpus_are_refused_past_what_the_simulator_models_naming_the_limit() {
-        assert_eq!(parse_simulate(&["--cpus", "64"]).unwrap().cpus, Some(64));
-        for args in
-            [&["simulate", "--cpus", "65"][..], &["tune", "--cpus", "65"], &["validate", "--cpus", "65"]]
+    fn cpus_have_no_limit_but_zero_is_refused() {
+        assert_eq!(parse_simulate(&["--cpus", "1024"]).unwrap().cpus, Some(1024));
+        for args in [&["simulate", "--cpus", "0"][..], &["tune", "--cpus", "0"], &["validate", "--cpus", "0"]]
         {
             let e = parse(args).unwrap_err().to_string();
-            assert!(e.contains("1..=64"), "{args:?}: {e}");
+            assert!(e.contains("--cpus"), "{args:?}: {e}");
         }
+    }
+
+    #[test]
+    fn a_topology_replaces_cpus() {
+        let o = parse_simulate(&["--topology", "2x16x2"]).unwrap();
+        assert_eq!(o.topology.map(|t| t.cpus()), Some(64));
+        for args in [
+            &["simulate", "--cpus", "4", "--topology", "1x2x2"][..],
+            &["tune", "--cpus", "4", "--topology", "1x2x2"],
+        ] {
+            let e = parse(args).unwrap_err().to_string();
+            assert!(e.contains("cannot be used with"), "{args:?}: {e}");
+        }
+        let e = parse(&["simulate", "--topology", "2x0x2"]).unwrap_err().to_string();
+        assert!(e.contains("NODESxCORESxTHREADS"), "{e}");
     }
 
     #[test]

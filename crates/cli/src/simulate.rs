@@ -15,7 +15,7 @@ use schedlab_model::EventSink;
 use schedlab_model::{ProviderLayer, SliceLayer};
 use schedlab_sim::trace::PerfettoTrace;
 use schedlab_sim::workloads::BUILTINS;
-use schedlab_sim::{FairFlavor, Hooks, Report, SimConfig, TaskReport};
+use schedlab_sim::{FairFlavor, Hooks, Report, SimConfig, TaskReport, Topology};
 
 use crate::csv;
 use crate::human::{count, duration, percent};
@@ -76,13 +76,23 @@ pub struct SimulateOpts {
     #[arg(value_name = "WORKLOAD")]
     pub workload: Option<String>,
 
-    /// Number of simulated CPUs, 1 to 64 [default: the CPUs this process may use here,
-    /// at most 64].
+    /// Number of simulated CPUs of a flat machine: one node, one last-level cache, no
+    /// SMT [default: the CPUs this process may use here].
     ///
     /// Also scales the fair-class tunables' defaults by 1 + ilog2(min(cpus, 8)), as the
     /// kernel does.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=schedlab_sim::MAX_CPUS as i64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus: Option<u32>,
+
+    /// The simulated machine's topology instead of --cpus: NODESxCORESxTHREADS (e.g.
+    /// `2x16x2`: 2 NUMA nodes of 16 cores with 2 SMT threads, one LLC per node, 64
+    /// CPUs), or a file with the output of `lscpu -p`, or a copy of a machine's sysfs
+    /// (`/sys/devices/system/cpu`).
+    ///
+    /// The simulator balances load over its sched domains (SMT, LLC, node, machine) and
+    /// places waking tasks on idle cores and CPUs of their LLC as the kernel does.
+    #[arg(long, value_name = "NxCxT|FILE|DIR", conflicts_with = "cpus", value_parser = crate::args::topology)]
+    pub topology: Option<Topology>,
 
     /// The fair class that SCHED_OTHER, SCHED_BATCH and SCHED_IDLE tasks get: CFS
     /// (Linux 2.6.23-6.5), EEVDF (Linux 6.6 and later) or classic UNIX time sharing.
@@ -170,8 +180,9 @@ fn fair_parser() -> impl TypedValueParser<Value = FairFlavor> {
 
 /// Runs `schedlab simulate`.
 pub fn run(opts: &SimulateOpts) -> Result<()> {
-    let cpus = opts.cpus.unwrap_or_else(|| host_cpus().min(schedlab_sim::MAX_CPUS));
-    let mut config = SimConfig::new(cpus, opts.fair);
+    let topology = crate::args::machine(opts.cpus, opts.topology.as_ref(), host_cpus);
+    let cpus = topology.cpus();
+    let mut config = SimConfig::with_topology(topology, opts.fair);
     config.seed = opts.seed;
     tunables::apply(&mut config.tunables, &opts.set).map_err(|e| anyhow::anyhow!("--set {e}"))?;
 
@@ -272,6 +283,7 @@ fn write_summary(out: &mut impl Write, r: &Report, settings: &[Setting]) -> io::
     let mut fact = |k: &str, v: String| facts.row(vec![k.to_string(), v]);
     fact("workload", r.workload.clone());
     fact("cpus", r.cpus.to_string());
+    fact("topology", r.topology.clone());
     fact("fair class", r.fair.to_string());
     fact("seed", r.seed.to_string());
     let set: Vec<String> = settings
@@ -438,6 +450,7 @@ mod tests {
         Report {
             workload: "test:tasks".to_string(),
             cpus: 2,
+            topology: "1 node, 1 LLC, 2 cores, 2 CPUs".to_string(),
             fair: "eevdf",
             seed: 1,
             makespan_ns: 2_000_000,

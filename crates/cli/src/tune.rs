@@ -71,10 +71,14 @@ pub struct TuneOpts {
     /// The workload, as for `schedlab simulate` (an rt-app JSON file or a built-in).
     #[arg(long, value_name = "SPEC", default_value = PAPER_WORKLOAD)]
     pub workload: String,
-    /// Number of simulated CPUs, 1 to 64 (the tunables' defaults scale with it as in the
-    /// kernel).
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=schedlab_sim::MAX_CPUS as i64))]
+    /// Number of simulated CPUs of a flat machine (the tunables' defaults scale with it
+    /// as in the kernel).
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus: u32,
+    /// The simulated machine's topology instead of --cpus, as for `simulate`:
+    /// NODESxCORESxTHREADS, a `lscpu -p` output file or a sysfs directory.
+    #[arg(long, value_name = "NxCxT|FILE|DIR", conflicts_with = "cpus", value_parser = crate::args::topology)]
+    pub topology: Option<schedlab_sim::Topology>,
     /// Set another tunable for every run, e.g. `--set hrtick=1` (as for `simulate`).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = tunables::parse_setting)]
     pub set: Vec<Setting>,
@@ -225,10 +229,11 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
     }
     let workload = workloads::load(&opts.workload)
         .with_context(|| format!("cannot load the workload '{}'", opts.workload))?;
-    let mut config = SimConfig::new(opts.cpus, opts.fair);
+    let topology = crate::args::machine(Some(opts.cpus), opts.topology.as_ref(), || 2);
+    let mut config = SimConfig::with_topology(topology, opts.fair);
     tunables::apply(&mut config.tunables, &opts.set).map_err(|e| anyhow!("--set {e}"))?;
     if opts.set.contains(&Setting::Help) {
-        return tunables::list(&mut io::stdout().lock(), &config.tunables, opts.cpus, opts.json)
+        return tunables::list(&mut io::stdout().lock(), &config.tunables, config.cpus(), opts.json)
             .map_err(Into::into);
     }
     let objective = SimObjective::new(workload, config, opts.sim_seeds.clone())?;
@@ -278,7 +283,7 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
     };
     let outcome = Outcome {
         workload: objective.workload().name.clone(),
-        cpus: opts.cpus,
+        cpus: objective.config().cpus(),
         fair: opts.fair.name(),
         method: match opts.method {
             Method::Pso => "pso",

@@ -75,8 +75,8 @@ pub struct ValidateOpts {
     #[arg(long)]
     pub no_calibrate: bool,
 
-    /// Simulated CPUs, 1 to 64 [default: the CPUs this process may use here].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=schedlab_sim::MAX_CPUS as i64))]
+    /// Simulated CPUs [default: the CPUs this process may use here].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus: Option<u32>,
 
     /// Set a simulator tunable after the calibration, e.g. `--set base_slice_ns=3ms`;

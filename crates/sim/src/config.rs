@@ -1,6 +1,9 @@
-//! Simulation settings: CPU count, the fair-class flavour, the seed, and every tunable.
+//! Simulation settings: the machine's topology, the fair-class flavour, the seed, and
+//! every tunable.
 
 use schedlab_model::{Ns, NSEC_PER_MSEC};
+
+use crate::topology::Topology;
 
 /// Which fair class `SCHED_OTHER`/`BATCH`/`IDLE` tasks get.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -75,8 +78,6 @@ pub struct Tunables {
     /// Load balancing: a task that ran within this time is cache-hot and is not
     /// migrated by the periodic balancer (`migration_cost_ns`).
     pub migration_cost_ns: Ns,
-    /// Load balancing: how often each busy CPU runs the periodic balancer.
-    pub balance_interval_ns: Ns,
     /// `sched_rr_timeslice_ms` in nanoseconds: the SCHED_RR quantum.
     pub rr_timeslice_ns: Ns,
     /// The quantum of the `timeshare` fair class.
@@ -130,7 +131,6 @@ impl Tunables {
             sched_wakeup_granularity_ns: NSEC_PER_MSEC * f,
             base_slice_ns: 700_000 * f,
             migration_cost_ns: 500_000,
-            balance_interval_ns: 4 * NSEC_PER_MSEC,
             rr_timeslice_ns: 100 * NSEC_PER_MSEC,
             timeshare_quantum_ns: 100 * NSEC_PER_MSEC,
             pipe_bytes: 65_536,
@@ -174,7 +174,6 @@ impl Tunables {
         ("sched_wakeup_granularity_ns", "cfs: wake-up preemption granularity (1 ms x scale)"),
         ("base_slice_ns", "eevdf: base slice (0.7 ms x scale)"),
         ("migration_cost_ns", "load balancer: cache-hot time (0.5 ms)"),
-        ("balance_interval_ns", "load balancer: period of the periodic balancer (4 ms)"),
         ("rr_timeslice_ns", "SCHED_RR quantum (100 ms)"),
         ("timeshare_quantum_ns", "timeshare class quantum (100 ms)"),
         ("pipe_bytes", "pipe/FIFO buffer (65536)"),
@@ -211,7 +210,6 @@ impl Tunables {
             "sched_wakeup_granularity_ns" => D(&mut self.sched_wakeup_granularity_ns, ANY),
             "base_slice_ns" => D(&mut self.base_slice_ns, POSITIVE),
             "migration_cost_ns" => D(&mut self.migration_cost_ns, ANY),
-            "balance_interval_ns" => D(&mut self.balance_interval_ns, POSITIVE),
             "rr_timeslice_ns" => D(&mut self.rr_timeslice_ns, POSITIVE),
             "timeshare_quantum_ns" => D(&mut self.timeshare_quantum_ns, POSITIVE),
             "pipe_bytes" => S(&mut self.pipe_bytes),
@@ -386,7 +384,8 @@ pub enum DurationError {
 /// Everything about a simulation run besides the workload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimConfig {
-    pub cpus: u32,
+    /// The CPUs and how they share cores, caches and nodes.
+    pub topology: Topology,
     pub fair: FairFlavor,
     /// Seeds the random number generator; the same seed gives the same run.
     pub seed: u64,
@@ -394,9 +393,21 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
-    /// Kernel defaults for `cpus` CPUs with the given fair class and seed 1.
+    /// Kernel defaults for a flat machine of `cpus` CPUs (one node, one LLC, no SMT)
+    /// with the given fair class and seed 1.
     pub fn new(cpus: u32, fair: FairFlavor) -> Self {
-        SimConfig { cpus, fair, seed: 1, tunables: Tunables::defaults(cpus) }
+        SimConfig::with_topology(Topology::flat(cpus), fair)
+    }
+
+    /// Kernel defaults for `topology` with the given fair class and seed 1.
+    pub fn with_topology(topology: Topology, fair: FairFlavor) -> Self {
+        let tunables = Tunables::defaults(topology.cpus());
+        SimConfig { topology, fair, seed: 1, tunables }
+    }
+
+    /// The number of CPUs.
+    pub fn cpus(&self) -> u32 {
+        self.topology.cpus()
     }
 }
 

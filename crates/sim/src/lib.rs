@@ -4,23 +4,22 @@
 
 mod class;
 mod config;
+mod cpuset;
 mod engine;
 mod program;
 mod report;
+pub mod topology;
 pub mod trace;
 pub mod weights;
 mod workload;
 pub mod workloads;
-
-/// The most CPUs the simulator models: a task's affinity is a 64-bit mask (issue 14
-/// lifts this).
-pub const MAX_CPUS: u32 = 64;
 
 pub use config::{
     parse_duration, tunable_scale, DurationError, FairFlavor, SimConfig, TunableError, TunableValue, Tunables,
 };
 pub use program::{CpuSetId, Fd, FlockOp, Op, Program, ProgramId, SignalTarget, SyncId, TimerId};
 pub use report::{Percentiles, Report, TaskReport};
+pub use topology::{Topology, TopologyError};
 pub use workload::{
     End, FdTarget, InvalidWorkload, ObjectId, ObjectSpec, Policy, SyncSpec, TaskSpec, TimerSpec, Workload,
 };
@@ -39,9 +38,10 @@ pub enum SimError {
     /// The simulated clock stopped at `at_ns`: a program loops without using time.
     #[error("invalid workload: no progress at t={at_ns} ns: a program loops without using time")]
     Stalled { at_ns: Ns },
-    /// The configuration asks for a CPU count the simulator does not model.
-    #[error("invalid configuration: {cpus} CPUs: the simulator supports 1 to {}", MAX_CPUS)]
-    Cpus { cpus: u32 },
+    /// The configuration's machine has no CPU. There is no upper bound but memory (and
+    /// CPU numbers of 32 bits, which [`Topology`] enforces).
+    #[error("invalid configuration: 0 CPUs: a machine needs at least one")]
+    NoCpus,
 }
 
 /// What a run reports to and consults besides its result.
@@ -74,7 +74,7 @@ pub fn simulate_with<'a>(
     let report = match config.fair {
         FairFlavor::Cfs => Engine::new(workload, config, Cfs::new(&config.tunables), hooks)?.run(),
         FairFlavor::Eevdf => {
-            let eevdf = Eevdf::new(&config.tunables, tunable_scale(config.cpus));
+            let eevdf = Eevdf::new(&config.tunables, tunable_scale(config.cpus()));
             Engine::new(workload, config, eevdf, hooks)?.run()
         }
         FairFlavor::Timeshare => {
@@ -82,5 +82,5 @@ pub fn simulate_with<'a>(
             Engine::new(workload, config, ts, hooks)?.run()
         }
     }?;
-    Ok(Report { fair: config.fair.name(), seed: config.seed, ..report })
+    Ok(Report { fair: config.fair.name(), seed: config.seed, topology: config.topology.describe(), ..report })
 }

@@ -44,6 +44,8 @@ pub struct TaskReport {
 pub struct Report {
     pub workload: String,
     pub cpus: u32,
+    /// The machine: `2 nodes, 2 LLCs, 32 cores, 64 CPUs`.
+    pub topology: String,
     pub fair: &'static str,
     pub seed: u64,
     /// Simulated time when the last task exited (or the run was stopped).

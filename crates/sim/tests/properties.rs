@@ -1,5 +1,5 @@
 //! Invariants of the event stream and the report, on random small workloads: random
-//! CPU counts, programs (compute, sleep, yield, I/O, pipe or socket ping-pong), policies,
+//! topologies (nodes × cores × SMT threads, up to 16 CPUs), programs (compute, sleep, yield, I/O, pipe or socket ping-pong), policies,
 //! priorities, affinities and fair classes.
 
 mod common;
@@ -12,7 +12,8 @@ use proptest::test_runner::RngSeed;
 use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState, ProviderLayer};
 use schedlab_sim::{simulate_with, Hooks};
 use schedlab_sim::{
-    End, FairFlavor, FdTarget, ObjectSpec, Op, Policy, Program, Report, SimConfig, TaskSpec, Workload,
+    End, FairFlavor, FdTarget, ObjectSpec, Op, Policy, Program, Report, SimConfig, TaskSpec, Topology,
+    Workload,
 };
 
 const US: u64 = 1_000;
@@ -35,7 +36,7 @@ struct GenTask {
     nice: i8,
     rt_priority: u8,
     /// A CPU mask (bits beyond the CPU count ignored; `None` or empty: all CPUs).
-    affinity: Option<u8>,
+    affinity: Option<u16>,
     start_ns: u64,
     /// Bytes per ping-pong message, when paired.
     msg_bytes: u32,
@@ -43,6 +44,8 @@ struct GenTask {
 
 #[derive(Clone, Debug)]
 struct Case {
+    /// Nodes, cores per node, threads per core.
+    shape: (u32, u32, u32),
     cpus: u32,
     fair: FairFlavor,
     tasks: Vec<GenTask>,
@@ -81,7 +84,7 @@ fn gen_task() -> impl Strategy<Value = GenTask> {
         policy(),
         -5i8..=5,
         1u8..=3,
-        prop::option::of(any::<u8>()),
+        prop::option::of(any::<u16>()),
         prop_oneof![Just(0u64), 0..5 * MS],
         prop_oneof![Just(100u32), Just(5_000), Just(100_000)],
     )
@@ -99,7 +102,7 @@ fn gen_task() -> impl Strategy<Value = GenTask> {
 
 fn case() -> impl Strategy<Value = Case> {
     (
-        1u32..=4,
+        (1u32..=2, 1u32..=4, 1u32..=2),
         prop_oneof![Just(FairFlavor::Cfs), Just(FairFlavor::Eevdf), Just(FairFlavor::Timeshare)],
         prop::collection::vec(gen_task(), 1..=8),
         0usize..=3,
@@ -108,8 +111,9 @@ fn case() -> impl Strategy<Value = Case> {
         any::<bool>(),
         any::<bool>(),
     )
-        .prop_map(|(cpus, fair, tasks, pairs, socket, seed, jitter, hrtick)| Case {
-            cpus,
+        .prop_map(|(shape, fair, tasks, pairs, socket, seed, jitter, hrtick)| Case {
+            shape,
+            cpus: shape.0 * shape.1 * shape.2,
             fair,
             tasks,
             pairs,
@@ -191,7 +195,9 @@ fn build(c: &Case) -> Workload {
 }
 
 fn config(c: &Case) -> SimConfig {
-    let mut cfg = SimConfig::new(c.cpus, c.fair);
+    let (nodes, cores, threads) = c.shape;
+    let topology = Topology::uniform(nodes, cores, threads).expect("at least one CPU");
+    let mut cfg = SimConfig::with_topology(topology, c.fair);
     cfg.seed = c.seed;
     if c.jitter {
         cfg.tunables.set("jitter_pct", "20").unwrap();

@@ -89,7 +89,7 @@ impl SimObjective {
         if seeds.is_empty() {
             return Err(TuneError::NoSeeds);
         }
-        workload.validate(config.cpus)?;
+        workload.validate(config.cpus())?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(SimObjective {
             workload,

@@ -5,6 +5,7 @@
 //! (wake-ups, preemption, IPC) happens at that instant, and the CPUs marked for
 //! rescheduling are rescheduled before the next item.
 
+mod domains;
 mod ipc;
 mod ops;
 mod smp;
@@ -21,13 +22,15 @@ use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState};
 
 use crate::class::{Dequeue, Enqueue, Entity, FairClass, FairRq, RtRq};
 use crate::config::{SimConfig, Tunables};
-use crate::program::Program;
+use crate::cpuset::CpuSet;
+use crate::program::{Op, Program};
 use crate::report::{Percentiles, Report, TaskReport};
 use crate::weights::LoadWeight;
 use crate::workload::{Policy, Workload};
 use crate::{Hooks, SimError};
 use schedlab_model::{ProviderLayer, SliceLayer};
 
+use domains::Domains;
 use ipc::Object;
 use task::{Phase, State, Task, Wait};
 
@@ -53,7 +56,9 @@ enum Item {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Queued {
     time: Ns,
-    seq: u64,
+    /// The item's rank in the top bit, then the sequence number: the order among items
+    /// of one instant in one integer, so that the queue compares two words.
+    order: u64,
     item: Item,
 }
 
@@ -71,7 +76,7 @@ impl Item {
 
 impl Ord for Queued {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.time, self.item.rank(), self.seq).cmp(&(other.time, other.item.rank(), other.seq))
+        (self.time, self.order).cmp(&(other.time, other.order))
     }
 }
 
@@ -98,8 +103,12 @@ struct Rq {
     busy_ns: Ns,
     tick_armed: bool,
     slice_gen: u32,
-    next_balance: Ns,
-    balance_failed: u32,
+    /// When (in jiffies) its domains are next due for periodic balancing.
+    next_balance: u64,
+    /// When it last went idle, until a task wakes on it (0: not idle since).
+    idle_stamp: Ns,
+    /// How long it stays idle on average (`avg_idle`), to bound newly-idle balancing.
+    avg_idle: Ns,
 }
 
 /// The simulated machine, generic over the fair-class flavour.
@@ -116,12 +125,30 @@ pub(crate) struct Engine<'a, F: FairClass> {
     tasks: Vec<Task>,
     ents: Vec<Entity>,
     rqs: Vec<Rq>,
+    /// The sched domains, with each CPU's balancing state.
+    dom: Domains,
+    /// CPUs running nothing, their ticks stopped (`nohz.idle_cpus_mask`).
+    idle: CpuSet,
+    /// Per LLC: its CPUs running something (`nr_busy_cpus`).
+    llc_busy: Vec<u32>,
+    /// Per LLC: a core may be wholly idle (`has_idle_cores`, a hint).
+    has_idle_cores: Vec<bool>,
+    /// Per domain span: the parent level found it imbalanced by affinity
+    /// (`sgc->imbalance`).
+    group_imbalance: Vec<bool>,
+    /// When (in jiffies) some idle CPU is next due for balancing (`nohz.next_balance`).
+    nohz_next_balance: u64,
+    /// CPUs with more than one runnable task (the root domain's overload flag).
+    overloaded_cpus: u32,
+    /// Runnable real-time tasks, so that RT pulls scan only when there are some.
+    rt_runnable: u32,
     objs: Vec<Object>,
     sync: sync::SyncState,
     sink: Option<&'a mut dyn EventSink>,
     layer: Option<&'a mut dyn SliceLayer>,
     provider: Option<&'a mut dyn ProviderLayer>,
-    resched_mask: u64,
+    /// CPUs to reschedule before the next item.
+    resched_mask: CpuSet,
     rng: Pcg64Mcg,
     /// Tasks not yet dead (including those not started).
     alive: u32,
@@ -138,17 +165,20 @@ impl<'a, F: FairClass> Engine<'a, F> {
         fair: F,
         hooks: Hooks<'a>,
     ) -> Result<Self, SimError> {
-        if !(1..=crate::MAX_CPUS).contains(&config.cpus) {
-            return Err(SimError::Cpus { cpus: config.cpus });
+        let cpus = config.cpus();
+        if cpus == 0 {
+            return Err(SimError::NoCpus);
         }
-        workload.validate(config.cpus)?;
+        workload.validate(cpus)?;
         let t = config.tunables.clone();
-        let all_cpus = if config.cpus == 64 { u64::MAX } else { (1u64 << config.cpus) - 1 };
+        let all_cpus = CpuSet::full(cpus);
+        let dom = Domains::build(&config.topology);
+        let avg_idle = 2 * t.migration_cost_ns;
         let rr_ticks = (t.rr_timeslice_ns / t.tick_ns()).max(1);
         let objs = workload.objects.iter().enumerate().map(|(i, o)| Object::new(i as u32, o, &t)).collect();
         let mut e = Engine {
             now: 0,
-            cpus: config.cpus,
+            cpus,
             fair,
             queue: BinaryHeap::new(),
             seq: 0,
@@ -157,13 +187,21 @@ impl<'a, F: FairClass> Engine<'a, F> {
             workload,
             tasks: Vec::with_capacity(workload.tasks.len() + 1),
             ents: Vec::with_capacity(workload.tasks.len() + 1),
-            rqs: (0..config.cpus).map(|_| Rq::default()).collect(),
+            rqs: (0..cpus).map(|_| Rq { avg_idle, ..Rq::default() }).collect(),
+            idle: all_cpus.clone(),
+            llc_busy: vec![0; dom.llc_cpus.len()],
+            has_idle_cores: vec![true; dom.llc_cpus.len()],
+            group_imbalance: vec![false; dom.units as usize],
+            nohz_next_balance: 0,
+            overloaded_cpus: 0,
+            rt_runnable: 0,
+            dom,
             objs,
             sync: sync::SyncState::new(workload),
             sink: hooks.sink,
             layer: hooks.layer,
             provider: hooks.provider,
-            resched_mask: 0,
+            resched_mask: CpuSet::empty(cpus),
             rng: Pcg64Mcg::seed_from_u64(config.seed),
             alive: 0,
             last_exit: 0,
@@ -173,12 +211,14 @@ impl<'a, F: FairClass> Engine<'a, F> {
             t,
         };
         // Pid 0 is the idle task.
-        e.tasks.push(Task::new(0, "swapper".into(), 0, Vec::new(), all_cpus));
+        e.tasks.push(Task::new(0, "swapper".into(), 0, Vec::new(), all_cpus.clone()));
         e.ents.push(Entity::default());
         for (i, spec) in workload.tasks.iter().enumerate() {
             let pid = i as u32 + 1;
-            let affinity =
-                spec.affinity.as_ref().map_or(all_cpus, |cpus| cpus.iter().fold(0, |m, &c| m | 1 << c));
+            let affinity = spec
+                .affinity
+                .as_ref()
+                .map_or_else(|| all_cpus.clone(), |a| CpuSet::of(cpus, a.iter().copied()));
             let name = if spec.name.is_empty() {
                 workload.programs[spec.program as usize].comm.clone()
             } else {
@@ -213,7 +253,8 @@ impl<'a, F: FairClass> Engine<'a, F> {
 
     fn push(&mut self, time: Ns, item: Item) {
         self.seq += 1;
-        self.queue.push(Reverse(Queued { time, seq: self.seq, item }));
+        let order = u64::from(item.rank()) << 63 | self.seq;
+        self.queue.push(Reverse(Queued { time, order, item }));
     }
 
     /// Sends an event to the sink and the layers, building it only when there is one.
@@ -323,13 +364,13 @@ impl<'a, F: FairClass> Engine<'a, F> {
     }
 
     fn resched(&mut self, cpu: u32) {
-        self.resched_mask |= 1 << cpu;
+        self.resched_mask.insert(cpu);
     }
 
+    /// Reschedules the marked CPUs, the lowest first.
     fn flush_resched(&mut self) {
-        while self.resched_mask != 0 {
-            let cpu = self.resched_mask.trailing_zeros();
-            self.resched_mask &= !(1 << cpu);
+        while let Some(cpu) = self.resched_mask.first() {
+            self.resched_mask.remove(cpu);
             self.schedule(cpu);
         }
     }
@@ -341,8 +382,10 @@ impl<'a, F: FairClass> Engine<'a, F> {
         self.tasks[pid as usize].cpu = cpu;
         let rq = &mut self.rqs[cpu as usize];
         rq.nr_running += 1;
+        self.overloaded_cpus += u32::from(rq.nr_running == 2);
         let e = &self.ents[pid as usize];
         if e.policy.is_rt() {
+            self.rt_runnable += 1;
             rq.rt.enqueue(pid, e.rt_priority, false);
         } else {
             self.fair.enqueue(&mut rq.fair, &mut self.ents, pid, how);
@@ -356,8 +399,10 @@ impl<'a, F: FairClass> Engine<'a, F> {
         self.account(cpu);
         let rq = &mut self.rqs[cpu as usize];
         rq.nr_running -= 1;
+        self.overloaded_cpus -= u32::from(rq.nr_running == 1);
         let e = &self.ents[pid as usize];
         if e.policy.is_rt() {
+            self.rt_runnable -= 1;
             if rq.curr != pid {
                 rq.rt.dequeue(pid, e.rt_priority);
             }
@@ -382,7 +427,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
 
     /// `wakeup_preempt`: should `woken`, just queued on `cpu`, preempt what runs there?
     fn check_preempt(&mut self, cpu: u32, woken: u32) {
-        if self.resched_mask & (1 << cpu) != 0 {
+        if self.resched_mask.contains(cpu) {
             return;
         }
         let curr = self.rqs[cpu as usize].donor;
@@ -540,6 +585,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
         }
         self.emit(|_| EventKind::Switch { cpu, prev: Pid(prev), prev_state, next: Pid(next) });
         self.context_switches += 1;
+        if (prev == 0) != (next == 0) {
+            self.set_idle(cpu, next == 0);
+        }
         let rq = &mut self.rqs[cpu as usize];
         rq.curr = next;
         rq.exec_start = now;
@@ -554,6 +602,24 @@ impl<'a, F: FairClass> Engine<'a, F> {
             t.overhead += cs;
             self.start_stint(next);
             self.arm_tick(cpu);
+        }
+    }
+
+    /// `cpu` starts or stops running tasks: the NOHZ idle mask and the LLC's busy count
+    /// follow, and a CPU going idle whose whole core is idle marks its LLC as having an
+    /// idle core (`update_idle_core`).
+    fn set_idle(&mut self, cpu: u32, idle: bool) {
+        let llc = self.dom.llc[cpu as usize] as usize;
+        if idle {
+            self.idle.insert(cpu);
+            self.llc_busy[llc] -= 1;
+            let core = &self.dom.core_cpus[self.dom.core[cpu as usize] as usize];
+            if core.iter().all(|&c| self.idle.contains(c)) {
+                self.has_idle_cores[llc] = true;
+            }
+        } else {
+            self.idle.remove(cpu);
+            self.llc_busy[llc] += 1;
         }
     }
 
@@ -645,10 +711,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
         } else if !e.policy.is_rt() && self.fair.tick(&mut rq.fair, &mut self.ents) {
             self.slice_expired(cpu);
         }
-        if self.now >= self.rqs[cpu as usize].next_balance {
-            self.rqs[cpu as usize].next_balance = self.now + self.t.balance_interval_ns;
-            self.periodic_balance(cpu);
-        }
+        self.tick_balance(cpu);
         let at = self.now + self.t.tick_ns();
         self.push(at, Item::Tick(cpu));
     }
@@ -711,7 +774,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
                 path: p.path.clone(),
             }
         });
-        let cpu = self.select_cpu(pid, prev);
+        let cpu = self.select_cpu(pid, prev, None, false);
         self.enqueue(pid, cpu, Enqueue::New);
         self.check_preempt(cpu, pid);
     }
@@ -785,7 +848,17 @@ impl<'a, F: FairClass> Engine<'a, F> {
             }
             return;
         }
-        let cpu = self.select_cpu(pid, prev);
+        // The wake-up runs where the waker runs; a timer's or a device's on the task's
+        // CPU. Pipes and sockets wake their readers and writers with WF_SYNC (the
+        // waker is about to block), unless the waker is exiting.
+        let this = if waker != 0 { self.tasks[waker as usize].cpu } else { prev };
+        let sync = waker != 0 && self.tasks[waker as usize].state != State::Dead && {
+            let w = &self.tasks[waker as usize];
+            let op = self.programs[w.program as usize].ops.get(w.pc as usize);
+            matches!(op, Some(Op::Read { .. } | Op::Write { .. }))
+        };
+        let cpu = self.select_cpu(pid, prev, Some(this), sync);
+        self.note_idle_end(cpu);
         let how = if cpu == prev {
             Enqueue::Wakeup
         } else {
@@ -795,6 +868,20 @@ impl<'a, F: FairClass> Engine<'a, F> {
         self.emit(|_| EventKind::Wakeup { waker: Pid(waker), wakee: Pid(pid), cpu });
         self.enqueue(pid, cpu, how);
         self.check_preempt(cpu, pid);
+    }
+
+    /// A task wakes on `cpu`: if it was idle, how long enters its `avg_idle` (an
+    /// average over eight, at most twice the cost of balancing all its domains).
+    fn note_idle_end(&mut self, cpu: u32) {
+        let max = 2 * self.max_idle_balance_cost(cpu);
+        let now = self.now;
+        let rq = &mut self.rqs[cpu as usize];
+        if rq.idle_stamp != 0 {
+            let delta = (now - rq.idle_stamp) as i64;
+            let avg = rq.avg_idle as i64;
+            rq.avg_idle = ((avg + (delta - avg) / 8) as Ns).min(max);
+            rq.idle_stamp = 0;
+        }
     }
 
     fn count_migration(&mut self, pid: u32) {
@@ -849,6 +936,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
         Report {
             workload: self.workload.name.clone(),
             cpus: self.cpus,
+            topology: String::new(),
             fair: "",
             seed: 0,
             makespan_ns: makespan,

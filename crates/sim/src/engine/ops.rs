@@ -421,7 +421,7 @@ impl<F: FairClass> Engine<'_, F> {
         let p = &mut self.tasks[parent as usize];
         p.children += 1;
         let comm = self.programs[program as usize].comm.clone();
-        let mut t = Task::new(child, comm, program, p.fds.clone(), p.affinity);
+        let mut t = Task::new(child, comm, program, p.fds.clone(), p.affinity.clone());
         t.ppid = parent;
         t.tgid = if thread { p.tgid } else { child };
         t.cpu = p.cpu;

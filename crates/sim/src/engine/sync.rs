@@ -12,6 +12,7 @@ use schedlab_model::Ns;
 use super::task::{Phase, State, Wait};
 use super::Engine;
 use crate::class::{Dequeue, Enqueue, FairClass};
+use crate::cpuset::CpuSet;
 use crate::program::{CpuSetId, Op, SyncId, TimerId};
 use crate::weights::LoadWeight;
 use crate::workload::{Policy, SyncSpec, Workload};
@@ -176,7 +177,7 @@ impl<F: FairClass> Engine<'_, F> {
     /// on at once.
     fn return_to_user(&mut self, pid: u32) {
         let cpu = self.tasks[pid as usize].cpu;
-        if self.resched_mask & (1 << cpu) == 0 {
+        if !self.resched_mask.contains(cpu) {
             self.finish_syscall(pid, 0);
             return;
         }
@@ -311,7 +312,10 @@ impl<F: FairClass> Engine<'_, F> {
         if running && s.policy.is_rt() {
             // A running real-time task stays out of its list; schedule() puts it back
             // at the head, as after a preemption.
-            self.rqs[cpu as usize].nr_running += 1;
+            let rq = &mut self.rqs[cpu as usize];
+            rq.nr_running += 1;
+            self.overloaded_cpus += u32::from(rq.nr_running == 2);
+            self.rt_runnable += 1;
         } else {
             self.enqueue(pid, cpu, Enqueue::Migrated { from_min_vruntime });
         }
@@ -326,9 +330,11 @@ impl<F: FairClass> Engine<'_, F> {
     /// once (the kernel's stopper preempts it; here it blocks and wakes on an allowed
     /// CPU in the same instant).
     fn set_affinity(&mut self, pid: u32, cpus: Option<CpuSetId>) {
-        let all = if self.cpus == 64 { u64::MAX } else { (1u64 << self.cpus) - 1 };
-        let mask =
-            cpus.map_or(all, |set| self.workload.cpu_sets[set as usize].iter().fold(0, |m, &c| m | 1 << c));
+        let n = self.cpus;
+        let mask = cpus.map_or_else(
+            || CpuSet::full(n),
+            |set| CpuSet::of(n, self.workload.cpu_sets[set as usize].iter().copied()),
+        );
         let t = &mut self.tasks[pid as usize];
         t.affinity = mask;
         if t.allowed(t.cpu) {

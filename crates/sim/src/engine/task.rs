@@ -3,6 +3,7 @@
 use hdrhistogram::Histogram;
 use schedlab_model::{Ns, Resource};
 
+use crate::cpuset::CpuSet;
 use crate::program::ProgramId;
 use crate::workload::FdTarget;
 
@@ -104,8 +105,8 @@ pub(crate) struct Task {
     pub pc: u32,
     pub loops: Vec<LoopFrame>,
     pub fds: Vec<FdTarget>,
-    /// Allowed CPUs, one bit each.
-    pub affinity: u64,
+    /// Allowed CPUs.
+    pub affinity: CpuSet,
     pub state: State,
     pub wait: Wait,
     /// The resource it blocked on, for the event stream.
@@ -141,10 +142,17 @@ pub(crate) struct Task {
     pub stats: Stats,
     /// Blocked, but kept on its run queue because a provider can run for it (SWAP).
     pub virtual_runnable: bool,
+    /// The CPU it woke on before its last wake-up (`recent_used_cpu`; `u32::MAX` none).
+    pub recent_used_cpu: u32,
+    /// As a waker: how often it switched between wakees (`wakee_flips`), when that was
+    /// last halved, and its last wakee.
+    pub wakee_flips: u32,
+    pub wakee_flip_decay_ts: Ns,
+    pub last_wakee: u32,
 }
 
 impl Task {
-    pub fn new(pid: u32, name: String, program: ProgramId, fds: Vec<FdTarget>, affinity: u64) -> Self {
+    pub fn new(pid: u32, name: String, program: ProgramId, fds: Vec<FdTarget>, affinity: CpuSet) -> Self {
         Task {
             pid,
             tgid: pid,
@@ -176,10 +184,14 @@ impl Task {
             requeue_tail: false,
             stats: Stats::new(),
             virtual_runnable: false,
+            recent_used_cpu: u32::MAX,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: 0,
         }
     }
 
     pub fn allowed(&self, cpu: u32) -> bool {
-        self.affinity & (1 << cpu) != 0
+        self.affinity.contains(cpu)
     }
 }

@@ -154,6 +154,7 @@ pub fn run(opts: &ValidateOpts) -> Result<()> {
             None => (PathBuf::from("data/validate"), false),
         }),
         limit: std::time::Duration::from_secs(opts.timeout),
+        exe: std::env::current_exe().context("cannot find this program's path to start its fork probe")?,
     };
     let report = validate(&cfg, &mut |msg| {
         if !opts.json {

@@ -43,7 +43,21 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
     }
     let names: Vec<&str> =
         r["tunables"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["syscall_ns", "copy_ns_per_kib", "wakeup_ns", "context_switch_ns"]);
+    assert_eq!(
+        names,
+        [
+            "syscall_ns",
+            "copy_ns_per_kib",
+            "wakeup_ns",
+            "context_switch_ns",
+            "fork_ns",
+            "exit_ns",
+            "idle_exit_ns"
+        ]
+    );
+    for key in ["fork_ns", "exit_ns", "idle_exit_ns"] {
+        assert!(c[key].as_f64().is_some_and(|v| (1_000.0..10_000_000.0).contains(&v)), "{key}: {c}");
+    }
     assert_eq!(r["fair"], "eevdf");
 
     let h = &r["hackbench"];

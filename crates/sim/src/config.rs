@@ -59,11 +59,24 @@ pub struct Tunables {
     pub wakeup_ns: Ns,
     /// CPU time a migrated task loses refilling caches on its new CPU.
     pub migration_ns: Ns,
+    /// CPU time the parent spends in `fork()` of a new process beyond the system call
+    /// itself (copying its page tables). 0 by default; `schedlab validate` measures it
+    /// for a small process. Threads (`clone(CLONE_THREAD)`) do not pay it.
+    pub fork_ns: Ns,
+    /// CPU time a process spends dying once its program ends: its last thread pays it
+    /// before it is dead (`exit_mmap` tearing down the address space, the faults of its
+    /// short life). 0 by default; `schedlab validate` measures it for a small process.
+    pub exit_ns: Ns,
+    /// Wall time an idle CPU takes to run work sent to it (a wake-up, a migrated task, a
+    /// timer): the interrupt and its exit from the idle state (cpuidle's exit latency; a
+    /// virtual CPU's halt). Not CPU time: the CPU stays idle meanwhile. 0 by default;
+    /// `schedlab validate` measures it.
+    pub idle_exit_ns: Ns,
     /// CPU time of one system call's entry, exit and work (excluding copies).
     pub syscall_ns: Ns,
     /// CPU time to copy one KiB between user and kernel (pipes, sockets, queues).
     pub copy_ns_per_kib: Ns,
-    /// Spread of compute and I/O durations: each is drawn uniformly within ± this many
+    /// Spread of compute, I/O and system-call durations: each is drawn uniformly within ± this many
     /// percent, from the seeded generator (0: exact durations, the seed does not matter).
     pub jitter_pct: u64,
     /// CFS: the targeted preemption latency (`sched_latency_ns`).
@@ -123,6 +136,9 @@ impl Tunables {
             context_switch_ns: 1_500,
             wakeup_ns: 0,
             migration_ns: 5_000,
+            fork_ns: 0,
+            exit_ns: 0,
+            idle_exit_ns: 0,
             syscall_ns: 300,
             copy_ns_per_kib: 100,
             jitter_pct: 0,
@@ -166,9 +182,18 @@ impl Tunables {
         ("context_switch_ns", "CPU time of one context switch"),
         ("wakeup_ns", "CPU time the waker pays per wake-up, default 0 (included in context_switch_ns)"),
         ("migration_ns", "CPU time a migrated task loses refilling caches"),
+        ("fork_ns", "CPU time the parent spends forking a process, beyond the system call, default 0"),
+        ("exit_ns", "CPU time a process's last thread spends exiting (address-space teardown), default 0"),
+        (
+            "idle_exit_ns",
+            "wall time an idle CPU takes to run work sent to it (interrupt, idle-state exit), default 0",
+        ),
         ("syscall_ns", "CPU time of one system call"),
         ("copy_ns_per_kib", "CPU time to copy 1 KiB through a pipe, socket or queue"),
-        ("jitter_pct", "spread compute and I/O durations by +/- this many percent (seeded), default 0"),
+        (
+            "jitter_pct",
+            "spread compute, I/O and system-call durations by +/- this many percent (seeded), default 0",
+        ),
         ("sched_latency_ns", "cfs: targeted preemption latency (6 ms x scale)"),
         ("sched_min_granularity_ns", "cfs: minimum slice (0.75 ms x scale)"),
         ("sched_wakeup_granularity_ns", "cfs: wake-up preemption granularity (1 ms x scale)"),
@@ -202,6 +227,9 @@ impl Tunables {
             "context_switch_ns" => D(&mut self.context_switch_ns, ANY),
             "wakeup_ns" => D(&mut self.wakeup_ns, ANY),
             "migration_ns" => D(&mut self.migration_ns, ANY),
+            "fork_ns" => D(&mut self.fork_ns, ANY),
+            "exit_ns" => D(&mut self.exit_ns, ANY),
+            "idle_exit_ns" => D(&mut self.idle_exit_ns, ANY),
             "syscall_ns" => D(&mut self.syscall_ns, ANY),
             "copy_ns_per_kib" => D(&mut self.copy_ns_per_kib, ANY),
             "jitter_pct" => N(&mut self.jitter_pct, (0, 100)),

@@ -74,6 +74,16 @@ pub enum Op {
     /// `wait4(-1)`: block until a child exits (returns at once if one already has, and
     /// fails at once without children).
     Wait,
+    /// `waitpid()` (or `pthread_join()`) of the oldest child not yet reaped: block until
+    /// that one exits (hackbench reaps its workers in the order it created them); fails
+    /// at once without children. Its exit alone wakes the parent, as the kernel's `child_wait_callback`
+    /// wakes only a parent waiting for that pid.
+    WaitOldest,
+    /// `poll()` of one fd for input: returns at once when its buffer holds data or every
+    /// writer has gone, else blocks until a write; it reads nothing. Pollers wait
+    /// together and a write wakes them all (they are not exclusive waiters like
+    /// readers): hackbench's start signal.
+    Poll { fd: Fd },
     /// `write()` `bytes` to a pipe, FIFO or socket, blocking while its buffer is full;
     /// repeats the call until all bytes are written.
     Write { fd: Fd, bytes: u32 },

@@ -1124,3 +1124,147 @@ fn flock_is_released_when_its_holder_exits() {
     assert_eq!(exits(&ev, 3, Syscall::Flock), vec![(11 * MS, 0)]);
     assert_eq!(r.makespan_ns, 12 * MS);
 }
+
+// ---- waitpid in fork order, poll, the life of a process ------------------------------
+
+#[test]
+fn waitpid_of_the_oldest_child_waits_for_it_alone() {
+    // pid 2 exits at 20 ms, pid 3 at 10 ms. waitpid(2) sleeps through pid 3's exit (not
+    // woken: it waits for pid 2 only) and returns at 20 ms; waitpid(3) then reaps the
+    // zombie at once; a third call has no child left.
+    let mut w = Workload::default();
+    let late = w.add_program(Program::new("late").op(Op::Sleep(20 * MS)));
+    let early = w.add_program(Program::new("early").op(Op::Sleep(10 * MS)));
+    let parent = Program::new("parent")
+        .op(Op::Fork { program: late, thread: false })
+        .op(Op::Fork { program: early, thread: false })
+        .op(Op::WaitOldest)
+        .op(Op::WaitOldest)
+        .op(Op::WaitOldest);
+    spawn(&mut w, "parent", parent, vec![], 0);
+    let (r, ev) = exact(&w, 1);
+    all_exited(&r);
+    assert_eq!(exits(&ev, 1, Syscall::Wait4), vec![(20 * MS, 2), (20 * MS, 3), (20 * MS, -10)]);
+    assert_eq!(wakeups(&ev, 1), vec![(20 * MS, 2)], "pid 3's exit does not wake the parent");
+}
+
+#[test]
+fn every_poller_wakes_at_one_write_and_nothing_is_read() {
+    // Three tasks poll an empty pipe; the writer's one byte at 10 ms wakes all three
+    // (pollers are not exclusive waiters), and the byte is still there for the reader.
+    let mut w = Workload::default();
+    let pipe = w.add_object(ObjectSpec::Pipe { capacity: None });
+    for n in 0..3 {
+        spawn(
+            &mut w,
+            &format!("poller{n}"),
+            Program::new("poller").op(Op::Poll { fd: 0 }),
+            vec![fd(pipe, End::Read)],
+            0,
+        );
+    }
+    let writer = Program::new("writer").op(Op::Sleep(10 * MS)).op(Op::Write { fd: 0, bytes: 1 });
+    spawn(&mut w, "writer", writer, vec![fd(pipe, End::Write)], 0);
+    let reader = Program::new("reader").op(Op::Sleep(20 * MS)).op(Op::Read { fd: 0, bytes: 1 });
+    spawn(&mut w, "reader", reader, vec![fd(pipe, End::Read)], 0);
+    let (r, ev) = exact(&w, 2);
+    all_exited(&r);
+    for pid in 1..=3 {
+        assert!(matches!(blocks(&ev, pid)[..], [(0, Some(Resource::Pipe { write: false, .. }))]), "{pid}");
+        assert_eq!(wakeups(&ev, pid), vec![(10 * MS, 4)], "poller {pid}");
+        assert_eq!(exits(&ev, pid, Syscall::Poll), vec![(10 * MS, 1)], "poller {pid}");
+    }
+    assert_eq!(exits(&ev, 5, Syscall::Read), vec![(20 * MS, 1)], "poll took nothing");
+}
+
+#[test]
+fn poll_returns_at_once_on_data_or_when_the_writers_are_gone() {
+    let mut w = Workload::default();
+    let (full, closed) = (
+        w.add_object(ObjectSpec::Pipe { capacity: None }),
+        w.add_object(ObjectSpec::Pipe { capacity: None }),
+    );
+    spawn(
+        &mut w,
+        "writer",
+        Program::new("writer").op(Op::Write { fd: 0, bytes: 1 }),
+        vec![fd(full, End::Write)],
+        0,
+    );
+    let poller = Program::new("poller").op(Op::Sleep(MS)).op(Op::Poll { fd: 0 }).op(Op::Poll { fd: 1 });
+    // The second pipe's only writer is the task "gone", which exits at once.
+    spawn(&mut w, "poller", poller, vec![fd(full, End::Read), fd(closed, End::Read)], 0);
+    spawn(&mut w, "gone", Program::new("gone").op(Op::Exit), vec![fd(closed, End::Write)], 0);
+    let (r, ev) = exact(&w, 1);
+    all_exited(&r);
+    assert_eq!(exits(&ev, 2, Syscall::Poll), vec![(MS, 1), (MS, 1)]);
+    assert_eq!(blocks(&ev, 2), vec![(0, None)], "only the sleep blocks");
+}
+
+#[test]
+fn a_process_pays_its_exit_and_its_parent_its_fork() {
+    // fork_ns 3 ms in the parent's fork, exit_ns 2 ms at the end of each process: the
+    // child (1 ms of work) starts at 3 ms and is dead at 3 + 1 + 2 = 6 ms; the parent's
+    // wait4 returns then, and the parent is dead 2 ms later. One CPU.
+    let mut w = Workload::default();
+    let child = w.add_program(Program::new("child").op(Op::Compute(MS)));
+    let parent = Program::new("parent").op(Op::Fork { program: child, thread: false }).op(Op::Wait);
+    spawn(&mut w, "parent", parent, vec![], 0);
+    let (r, ev) = exact_with(&w, 1, &[("fork_ns", "3ms"), ("exit_ns", "2ms")]);
+    all_exited(&r);
+    assert_eq!(exits(&ev, 1, Syscall::Fork), vec![(3 * MS, 2)]);
+    assert_eq!(exits(&ev, 1, Syscall::Wait4), vec![(6 * MS, 2)]);
+    assert_eq!(turnaround(&r, "parent"), 8 * MS);
+    let c = r.tasks.iter().find(|t| t.pid == 2).unwrap();
+    assert_eq!((c.runtime_ns, c.turnaround_ns), (3 * MS, 3 * MS), "1 ms of work and 2 ms of exit");
+}
+
+#[test]
+fn only_the_last_thread_of_a_process_pays_its_exit() {
+    // A process of two threads: the first (1 ms of work) exits at once, the second
+    // (3 ms) is the last and pays exit_ns 2 ms. Two CPUs; threads pay no fork_ns.
+    let mut w = Workload::default();
+    let thread = w.add_program(Program::new("thread").op(Op::Compute(3 * MS)));
+    let main = Program::new("main").op(Op::Fork { program: thread, thread: true }).op(Op::Compute(MS));
+    spawn(&mut w, "main", main, vec![], 0);
+    let (r, _) = exact_with(&w, 2, &[("fork_ns", "3ms"), ("exit_ns", "2ms")]);
+    all_exited(&r);
+    assert_eq!(turnaround(&r, "main"), MS);
+    let t = r.tasks.iter().find(|t| t.pid == 2).unwrap();
+    assert_eq!(t.turnaround_ns, 5 * MS);
+}
+
+#[test]
+fn an_idle_cpu_runs_work_sent_to_it_only_after_its_exit_latency() {
+    // The reader blocks in read on CPU 1, the writer sleeps 10 ms on CPU 0: both CPUs
+    // are asleep. With idle_exit_ns 50 µs the writer's timer gets it running at
+    // 10.05 ms, when it writes and wakes the reader, whose CPU runs it at 10.1 ms. At
+    // t = 0 nothing is asleep yet: both start at once.
+    let mut w = Workload::default();
+    let pipe = w.add_object(ObjectSpec::Pipe { capacity: None });
+    let p = w.add_program(Program::new("reader").op(Op::Read { fd: 0, bytes: 1 }));
+    w.tasks.push(TaskSpec {
+        fds: vec![fd(pipe, End::Read)],
+        affinity: Some(vec![1]),
+        ..TaskSpec::new("reader", p)
+    });
+    let p = w.add_program(Program::new("writer").op(Op::Sleep(10 * MS)).op(Op::Write { fd: 0, bytes: 1 }));
+    w.tasks.push(TaskSpec {
+        fds: vec![fd(pipe, End::Write)],
+        affinity: Some(vec![0]),
+        ..TaskSpec::new("writer", p)
+    });
+    let (r, ev) = exact_with(&w, 2, &[("idle_exit_ns", "50us")]);
+    all_exited(&r);
+    assert_eq!(exits(&ev, 2, Syscall::Write), vec![(10 * MS + 50_000, 1)]);
+    assert_eq!(wakeups(&ev, 1), vec![(10 * MS + 50_000, 2)]);
+    assert_eq!(exits(&ev, 1, Syscall::Read), vec![(10 * MS + 100_000, 1)]);
+    assert_eq!(
+        blocks(&ev, 1),
+        vec![(0, Some(Resource::Pipe { inode: 10_000, write: false }))],
+        "it ran at 0"
+    );
+    let (r0, ev0) = exact(&w, 2);
+    all_exited(&r0);
+    assert_eq!(exits(&ev0, 1, Syscall::Read), vec![(10 * MS, 1)], "no latency by default");
+}

@@ -63,6 +63,9 @@ pub enum Role {
     Rw,
     /// Paper 002's mixed.c: pi, then rw.
     Mixed,
+    /// The validation's fork and exit probe: `rounds` children, forked one at a time,
+    /// each exiting at once (`crate::validate::forker`).
+    Forker,
 }
 
 impl Role {
@@ -76,6 +79,7 @@ impl Role {
             Role::Pi => "sl-pi",
             Role::Rw => "sl-rw",
             Role::Mixed => "sl-mixed",
+            Role::Forker => "sl-forker",
         }
     }
 
@@ -88,6 +92,7 @@ impl Role {
             Role::Pi => "pi",
             Role::Rw => "rw",
             Role::Mixed => "mixed",
+            Role::Forker => "forker",
         }
     }
 }
@@ -176,7 +181,7 @@ impl WorkerSpec {
                 "--rounds".into(),
                 self.rounds.to_string(),
             ]),
-            Role::Client => a.extend(["--rounds".into(), self.rounds.to_string()]),
+            Role::Client | Role::Forker => a.extend(["--rounds".into(), self.rounds.to_string()]),
             Role::Hog => {}
             Role::PfsTest => a.extend([
                 "--work-ms".into(),
@@ -246,9 +251,10 @@ impl WorkerSpec {
             Some("pi") => Role::Pi,
             Some("rw") => Role::Rw,
             Some("mixed") => Role::Mixed,
+            Some("forker") => Role::Forker,
             other => {
                 return Err(format!(
-                    "the role must be client, server, hog, pfs-test, pi, rw or mixed, not {other:?}"
+                    "the role must be client, server, hog, pfs-test, pi, rw, mixed or forker, not {other:?}"
                 ))
             }
         };
@@ -346,6 +352,7 @@ pub fn worker_main(args: &[String]) -> Result<()> {
         Role::Client => client(&spec),
         Role::PfsTest => pfs_test(&spec),
         Role::Pi | Role::Rw | Role::Mixed => paper002(&spec),
+        Role::Forker => crate::validate::forker::forker_main(spec.cpu, spec.rounds),
     }
 }
 
@@ -448,7 +455,7 @@ fn ms_arg(ns: u64) -> String {
     format!("{}", ns as f64 / 1e6)
 }
 
-fn say(line: &str) -> Result<()> {
+pub(crate) fn say(line: &str) -> Result<()> {
     let mut out = io::stdout().lock();
     writeln!(out, "{line}").and_then(|()| out.flush()).ctx(|| "cannot write to the runner".into())
 }

@@ -21,17 +21,32 @@
 //!   wake-ups and two switches, so a switch is half the round trip less one write, one
 //!   read and one wake-up (see [`context_switch_ns`]).
 //!
+//! - **idle exit** (`idle_exit_ns`): the same ping-pong in wall time, once on one CPU
+//!   and once with the echo on another CPU, where each side's CPU idles while the other
+//!   answers: half the difference (see [`idle_exit_ns`]); not measured when this
+//!   process may use one CPU only;
+//! - **fork and exit** (`fork_ns`, `exit_ns`): a small process (this program started
+//!   afresh as a hidden worker, `bench worker forker`, pinned to the same CPU) forks
+//!   children that exit at once: the parent's CPU time in `fork()` less a system call,
+//!   and each child's whole CPU time from `wait4`'s usage — its return from `fork`, the
+//!   page faults of its first touches, and the teardown of its address space. Both
+//!   grow with the size of the process, so they are measured on a small one, the size
+//!   of the C programs the validation runs (hackbench, rt-app).
+//!
 //! Times are CPU times, not wall-clock times: the calling thread's
 //! (`CLOCK_THREAD_CPUTIME_ID`), plus the forked partner's (`wait4`) for the ping-pong,
 //! whose two processes share one CPU. Another process that takes the CPU meanwhile then
 //! does not count, so the costs hold on a loaded machine too.
 
 use std::io;
+use std::path::Path;
 
 use serde::Serialize;
 
 use super::fit::median;
+use super::forker;
 use super::{Result, ValidateError};
+use crate::bench::workers::allowed_cpus;
 
 /// The measured costs, in nanoseconds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -52,18 +67,37 @@ pub struct Calibration {
     pub wakeup_ns: f64,
     /// One context switch, the wake-up before it not included.
     pub context_switch_ns: f64,
+    /// The other CPU the idle exit was measured with (`None`: this process may use one
+    /// CPU only, and the idle exit is not measured).
+    pub other_cpu: Option<usize>,
+    /// Ping-pong round trips in wall time: on one CPU, and across `cpu` and `other_cpu`.
+    pub same_cpu_round_trip_wall_ns: f64,
+    pub cross_cpu_round_trip_wall_ns: Option<f64>,
+    /// An idle CPU's exit latency ([`idle_exit_ns`]).
+    pub idle_exit_ns: Option<f64>,
+    /// A small process's `fork()` in the parent, beyond a system call.
+    pub fork_ns: f64,
+    /// A small forked process's CPU time from its start to its death when it exits at
+    /// once.
+    pub exit_ns: f64,
 }
 
 impl Calibration {
     /// The simulator tunables these costs set, by name, as whole nanoseconds.
     pub fn tunables(&self) -> Vec<(&'static str, u64)> {
         let ns = |v: f64| v.max(0.0).round() as u64;
-        vec![
+        let mut t = vec![
             ("syscall_ns", ns(self.pipe_syscall_ns)),
             ("copy_ns_per_kib", ns(self.copy_ns_per_kib)),
             ("wakeup_ns", ns(self.wakeup_ns)),
             ("context_switch_ns", ns(self.context_switch_ns)),
-        ]
+            ("fork_ns", ns(self.fork_ns - self.pipe_syscall_ns)),
+            ("exit_ns", ns(self.exit_ns)),
+        ];
+        if let Some(idle) = self.idle_exit_ns {
+            t.push(("idle_exit_ns", ns(idle)));
+        }
+        t
     }
 }
 
@@ -91,34 +125,69 @@ const LARGE_PAIRS: u32 = 2_000;
 const LARGE_BYTES: usize = 32 * 1024;
 const ROUND_TRIPS: u32 = 10_000;
 const WAKEUPS: u32 = 2_000;
+const IDLE_ROUND_TRIPS: u32 = 2_000;
+
+/// Children the forker makes per repetition.
+const FORKS: u32 = 200;
 
 /// Measures the costs, `reps` times each (at least 1), on one CPU: a thread pinned to
-/// the CPU it starts on runs them. Takes about 0.2 s per repetition.
-pub fn measure(reps: u32) -> Result<Calibration> {
+/// the CPU it starts on runs them, and `exe` (this program) is started as the forker on
+/// that CPU. Takes about 0.25 s per repetition.
+pub fn measure(reps: u32, exe: &Path) -> Result<Calibration> {
     let reps = reps.max(1);
-    std::thread::spawn(move || measure_pinned(reps))
+    let exe = exe.to_path_buf();
+    let allowed = allowed_cpus().map_err(|e| ValidateError::io("cannot read the allowed CPUs", e))?;
+    let (costs, cpu) = std::thread::spawn(move || measure_pinned(reps, &allowed))
         .join()
-        .map_err(|_| ValidateError::Panicked { thread: "calibration" })?
+        .map_err(|_| ValidateError::Panicked { thread: "calibration" })??;
+    let (fork_ns, exit_ns) = fork_and_exit(&exe, cpu, reps)?;
+    Ok(Calibration { fork_ns, exit_ns, ..costs })
 }
 
-fn measure_pinned(reps: u32) -> Result<Calibration> {
+/// The forker's medians over `reps` runs of [`FORKS`] children each, on `cpu`: the
+/// parent's CPU time per `fork()` and each child's CPU time.
+fn fork_and_exit(exe: &Path, cpu: usize, reps: u32) -> Result<(f64, f64)> {
+    let (mut forks, mut lives) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let samples = forker::run(exe, cpu, FORKS)?;
+        forks.push(median(&samples.iter().map(|s| s.fork_ns as f64).collect::<Vec<_>>()).unwrap_or(0.0));
+        lives.push(median(&samples.iter().map(|s| s.child_ns as f64).collect::<Vec<_>>()).unwrap_or(0.0));
+    }
+    Ok((median(&forks).unwrap_or(0.0), median(&lives).unwrap_or(0.0)))
+}
+
+/// The pipe, wake-up, switch and idle-exit costs (with another CPU of `allowed`, when
+/// there is one), and the CPU they were measured on; the fork and exit costs are left 0.
+fn measure_pinned(reps: u32, allowed: &[usize]) -> Result<(Calibration, usize)> {
     // SAFETY: no arguments.
     let cpu = usize::try_from(unsafe { libc::sched_getcpu() })
         .map_err(|_| ValidateError::io("sched_getcpu", io::Error::last_os_error()))?;
     pin(cpu)?;
+    let other = allowed.iter().copied().find(|&c| c != cpu);
     let (mut null, mut small, mut large, mut rt, mut wake) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut same_wall, mut cross_wall) = (vec![], vec![]);
     for _ in 0..reps {
         null.push(null_syscall());
         small.push(pipe_pair(1, SMALL_PAIRS)?);
         large.push(pipe_pair(LARGE_BYTES, LARGE_PAIRS)?);
         rt.push(round_trip(cpu)?);
         wake.push(wakeup(cpu)?);
+        same_wall.push(round_trip_wall(cpu)?);
+        if let Some(other) = other {
+            cross_wall.push(round_trip_wall(other)?);
+        }
     }
     let m = |v: &[f64]| median(v).unwrap_or(0.0);
     let (small_pair, large_pair) = (m(&small), m(&large));
     let pipe_syscall_ns = small_pair / 2.0;
     let (round_trip_ns, wakeup_ns) = (m(&rt), m(&wake));
-    Ok(Calibration {
+    let same_cpu_round_trip_wall_ns = m(&same_wall);
+    let cross_cpu_round_trip_wall_ns = median(&cross_wall);
+    let costs = Calibration {
+        other_cpu: other,
+        same_cpu_round_trip_wall_ns,
+        cross_cpu_round_trip_wall_ns,
+        idle_exit_ns: cross_cpu_round_trip_wall_ns.map(|x| idle_exit_ns(x, same_cpu_round_trip_wall_ns)),
         cpu,
         reps,
         null_syscall_ns: m(&null),
@@ -127,7 +196,10 @@ fn measure_pinned(reps: u32) -> Result<Calibration> {
         round_trip_ns,
         wakeup_ns,
         context_switch_ns: context_switch_ns(round_trip_ns, pipe_syscall_ns, wakeup_ns),
-    })
+        fork_ns: 0.0,
+        exit_ns: 0.0,
+    };
+    Ok((costs, cpu))
 }
 
 /// Pins the calling thread to `cpu`.
@@ -144,7 +216,7 @@ fn pin(cpu: usize) -> Result<()> {
 }
 
 /// The calling thread's CPU time, in nanoseconds.
-fn thread_cpu_ns() -> u64 {
+pub(super) fn thread_cpu_ns() -> u64 {
     // SAFETY: an all-zero timespec is valid; the call writes only it.
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     // SAFETY: ts is valid for writes.
@@ -214,9 +286,10 @@ fn pipe_pair(bytes: usize, pairs: u32) -> Result<f64> {
     Ok((thread_cpu_ns() - t) as f64 / f64::from(pairs))
 }
 
-/// Forks a process (on this thread's CPU: it inherits the affinity) at nice `nice` that
-/// echoes every byte it reads from `ping` to `pong`, until killed.
-fn fork_echo(ping: &Pipe, pong: &Pipe, nice: libc::c_int) -> Result<libc::pid_t> {
+/// Forks a process at nice `nice` that echoes every byte it reads from `ping` to `pong`,
+/// until killed; it runs on this thread's CPU (it inherits the affinity) unless given
+/// another.
+fn fork_echo(ping: &Pipe, pong: &Pipe, nice: libc::c_int, cpu: Option<usize>) -> Result<libc::pid_t> {
     // SAFETY: the child only makes async-signal-safe system calls, then _exit.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -227,6 +300,13 @@ fn fork_echo(ping: &Pipe, pong: &Pipe, nice: libc::c_int) -> Result<libc::pid_t>
         // SAFETY: raw system calls on inherited descriptors.
         unsafe {
             libc::setpriority(libc::PRIO_PROCESS, 0, nice);
+            if let Some(cpu) = cpu {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                    libc::_exit(1);
+                }
+            }
             loop {
                 if libc::read(ping.0[0], b.as_mut_ptr().cast(), 1) != 1 {
                     libc::_exit(0);
@@ -260,7 +340,7 @@ fn kill_and_reap(pid: libc::pid_t) -> u64 {
 /// trip the child made.
 fn round_trip(cpu: usize) -> Result<f64> {
     let (ping, pong) = (Pipe::new()?, Pipe::new()?);
-    let pid = fork_echo(&ping, &pong, 0)?;
+    let pid = fork_echo(&ping, &pong, 0, None)?;
     let t = thread_cpu_ns();
     let mut b = [1u8; 1];
     let step = |b: &mut [u8; 1]| -> bool {
@@ -280,6 +360,40 @@ fn round_trip(cpu: usize) -> Result<f64> {
     Ok((ours + child_ns) as f64 / f64::from(ROUND_TRIPS))
 }
 
+/// Wall nanoseconds per ping-pong round trip between this thread (on its CPU) and a
+/// forked echo on `echo_cpu`: on two CPUs each side's CPU goes idle while the other
+/// answers.
+fn round_trip_wall(echo_cpu: usize) -> Result<f64> {
+    let (ping, pong) = (Pipe::new()?, Pipe::new()?);
+    let pid = fork_echo(&ping, &pong, 0, Some(echo_cpu))?;
+    let mut b = [1u8; 1];
+    let step = |b: &mut [u8; 1]| -> bool {
+        // SAFETY: b is valid for one byte.
+        unsafe {
+            libc::write(ping.0[1], b.as_ptr().cast(), 1) == 1
+                && libc::read(pong.0[0], b.as_mut_ptr().cast(), 1) == 1
+        }
+    };
+    // The first round trips wait for the echo to be pinned and running.
+    let warm = (0..IDLE_ROUND_TRIPS / 10).all(|_| step(&mut b));
+    let t = std::time::Instant::now();
+    let ok = warm && (0..IDLE_ROUND_TRIPS).all(|_| step(&mut b));
+    let wall = t.elapsed().as_nanos() as f64;
+    let err = io::Error::last_os_error();
+    kill_and_reap(pid);
+    if !ok {
+        return Err(ValidateError::io(format!("ping-pong with CPU {echo_cpu}"), err));
+    }
+    Ok(wall / f64::from(IDLE_ROUND_TRIPS))
+}
+
+/// How long an idle CPU takes to run a task woken onto it: half the difference between
+/// a ping-pong round trip across two CPUs (each idles while the other answers, so each
+/// half of the trip includes one exit from idle) and one on a single CPU (wall times).
+pub fn idle_exit_ns(cross_round_trip_ns: f64, same_round_trip_ns: f64) -> f64 {
+    ((cross_round_trip_ns - same_round_trip_ns) / 2.0).max(0.0)
+}
+
 /// The waker's extra nanoseconds of CPU time per wake-up: each 1-byte `write` to a pipe
 /// whose reader (a forked echo on `cpu`) is blocked, timed alone, against the same timed
 /// `write` to a pipe nobody waits on. Between the timed writes the echo's answer is
@@ -288,7 +402,7 @@ fn round_trip(cpu: usize) -> Result<f64> {
 /// that it does not preempt the writer: the timed write holds the wake-up and no switch.
 fn wakeup(cpu: usize) -> Result<f64> {
     let (ping, pong, idle) = (Pipe::new()?, Pipe::new()?, Pipe::new()?);
-    let pid = fork_echo(&ping, &pong, 19)?;
+    let pid = fork_echo(&ping, &pong, 19, None)?;
     let mut b = [1u8; 1];
     let timed_write = |fd: libc::c_int, b: &[u8; 1]| -> Option<u64> {
         let t = thread_cpu_ns();
@@ -360,20 +474,47 @@ mod tests {
             round_trip_ns: 5_000.0,
             wakeup_ns: 250.4,
             context_switch_ns: 1_424.4,
+            other_cpu: Some(1),
+            same_cpu_round_trip_wall_ns: 5_000.0,
+            cross_cpu_round_trip_wall_ns: Some(65_000.0),
+            idle_exit_ns: Some(30_000.0),
+            fork_ns: 60_412.6,
+            exit_ns: 80_000.2,
         };
         assert_eq!(
             c.tunables(),
-            [("syscall_ns", 413), ("copy_ns_per_kib", 31), ("wakeup_ns", 250), ("context_switch_ns", 1_424)]
+            [
+                ("syscall_ns", 413),
+                ("copy_ns_per_kib", 31),
+                ("wakeup_ns", 250),
+                ("context_switch_ns", 1_424),
+                ("fork_ns", 60_000),
+                ("exit_ns", 80_000),
+                ("idle_exit_ns", 30_000)
+            ]
         );
+        let one_cpu = Calibration { idle_exit_ns: None, ..c };
+        assert_eq!(one_cpu.tunables().len(), 6, "no idle exit measured, none set");
     }
 
     #[test]
     fn measuring_gives_plausible_costs() {
-        let c = measure(1).unwrap();
+        let allowed = allowed_cpus().unwrap();
+        let (c, _) = std::thread::spawn(move || measure_pinned(1, &allowed)).join().unwrap().unwrap();
         assert!(c.null_syscall_ns > 1.0 && c.null_syscall_ns < 100_000.0, "{c:?}");
         assert!(c.pipe_syscall_ns > c.null_syscall_ns * 0.5, "{c:?}");
         assert!(c.round_trip_ns > 2.0 * c.pipe_syscall_ns, "{c:?}");
         assert!(c.wakeup_ns > 0.0 && c.wakeup_ns < c.round_trip_ns / 2.0, "{c:?}");
-        assert_eq!(c.tunables().len(), 4);
+        let two_cpus = c.other_cpu.is_some();
+        assert_eq!(c.tunables().len(), 6 + usize::from(two_cpus));
+        if two_cpus {
+            assert!(c.cross_cpu_round_trip_wall_ns.unwrap() > 0.0 && c.idle_exit_ns.is_some(), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn the_idle_exit_is_half_the_extra_round_trip_across_cpus() {
+        assert_eq!(idle_exit_ns(65_000.0, 5_000.0), 30_000.0);
+        assert_eq!(idle_exit_ns(4_000.0, 5_000.0), 0.0, "never negative");
     }
 }

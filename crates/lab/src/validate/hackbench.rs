@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::time::Duration;
 
+use schedlab_model::{Event, EventKind, EventSink, Pid, Syscall};
 use serde::Serialize;
 
 use crate::bench::{ChildProblem, OutputProblem};
@@ -48,10 +49,45 @@ impl HackbenchParams {
             .collect()
     }
 
-    /// The simulator's workload spec for the same run.
+    /// The simulator's workload spec for the same run: hackbench's whole process, its
+    /// parent included, so that [`SimulatedTime`] can time it as hackbench does.
     pub fn sim_spec(&self) -> String {
         let HackbenchParams { groups, fds, loops, size } = *self;
-        format!("hackbench:groups={groups},fds={fds},loops={loops},size={size},ipc=pipe,mode=process")
+        format!(
+            "hackbench:groups={groups},fds={fds},loops={loops},size={size},ipc=pipe,mode=process,parent=yes"
+        )
+    }
+}
+
+/// hackbench's `Time:` in a simulated run of [`HackbenchParams::sim_spec`], measured
+/// between the events that match hackbench's two `gettimeofday` calls: from the parent's
+/// start byte (its only `write`) to the return of its last `wait4`. The parent is pid 1,
+/// the workload's only task at the start.
+#[derive(Debug, Default)]
+pub struct SimulatedTime {
+    start: Option<u64>,
+    end: Option<u64>,
+}
+
+impl SimulatedTime {
+    /// The span, once both ends were seen.
+    pub fn ns(&self) -> Option<u64> {
+        Some(self.end?.saturating_sub(self.start?))
+    }
+}
+
+impl EventSink for SimulatedTime {
+    fn event(&mut self, e: &Event) {
+        const PARENT: Pid = Pid(1);
+        match e.kind {
+            EventKind::SyscallEnter { pid: PARENT, nr, .. } if nr == Syscall::Write.nr() => {
+                self.start.get_or_insert(e.time);
+            }
+            EventKind::SyscallExit { pid: PARENT, nr, .. } if nr == Syscall::Wait4.nr() => {
+                self.end = Some(e.time);
+            }
+            _ => {}
+        }
     }
 }
 
@@ -143,6 +179,27 @@ pub(crate) fn tempfile(what: &str) -> Result<File> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_simulated_time_spans_the_start_byte_to_the_last_reap() {
+        let p = HackbenchParams { groups: 1, fds: 2, loops: 5, size: 100 };
+        let w = schedlab_sim::workloads::load(&p.sim_spec()).unwrap();
+        let mut config = schedlab_sim::SimConfig::new(2, schedlab_sim::FairFlavor::Eevdf);
+        config.tunables.set("fork_ns", "100us").unwrap();
+        config.tunables.set("exit_ns", "50us").unwrap();
+        let mut events = Vec::new();
+        let mut time = SimulatedTime::default();
+        let r = schedlab_sim::simulate(&w, &config, Some(&mut (&mut time, &mut events))).unwrap();
+        let write = events
+            .iter()
+            .find(|e| matches!(e.kind, EventKind::SyscallEnter { pid: Pid(1), nr: 1, .. }))
+            .unwrap();
+        assert!(write.time >= 4 * 100_000, "the four forks come first: {}", write.time);
+        let ns = time.ns().unwrap();
+        // It ends at the last reap, before the parent's own exit (50 µs).
+        assert_eq!(write.time + ns + 50_000, r.makespan_ns);
+        assert_eq!(SimulatedTime::default().ns(), None);
+    }
 
     #[test]
     fn the_time_line_is_read() {

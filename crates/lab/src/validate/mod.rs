@@ -16,6 +16,7 @@
 pub mod calibrate;
 pub mod fidelity;
 pub mod fit;
+pub mod forker;
 pub mod hackbench;
 pub mod pairs;
 pub mod rtapp;

@@ -9,7 +9,9 @@ use std::time::Duration;
 use schedlab_sim::{FairFlavor, Report, SimConfig};
 use serde::Serialize;
 
-use crate::bench::Invalid;
+use schedlab_model::EventSink;
+
+use crate::bench::{Invalid, OutputProblem};
 
 use super::calibrate::{self, Calibration};
 use super::fidelity::{self, relative_error, Verdict};
@@ -39,6 +41,9 @@ pub struct ValidateConfig {
     pub rtapp: Option<(PathBuf, bool)>,
     /// Time limit of each real run.
     pub limit: Duration,
+    /// This program, started as the calibration's fork probe
+    /// ([`super::forker`]).
+    pub exe: PathBuf,
 }
 
 /// One tunable set from the calibration or `--set`.
@@ -166,7 +171,7 @@ pub fn validate(cfg: &ValidateConfig, progress: &mut dyn FnMut(&str)) -> Result<
         None
     } else {
         progress("measuring the system call, copy and context switch costs...");
-        let c = calibrate::measure(cfg.reps).map_err(|e| e.during("the calibration"))?;
+        let c = calibrate::measure(cfg.reps, &cfg.exe).map_err(|e| e.during("the calibration"))?;
         for (name, value) in c.tunables() {
             config.tunables.set(name, &value.to_string())?;
             set.push(TunableSet { name: name.to_string(), value: value.to_string() });
@@ -193,9 +198,11 @@ pub fn validate(cfg: &ValidateConfig, progress: &mut dyn FnMut(&str)) -> Result<
     })
 }
 
-fn simulate(spec: &str, config: &SimConfig) -> Result<Report> {
+fn simulate(spec: &str, config: &SimConfig, sink: Option<&mut dyn EventSink>) -> Result<Report> {
     let w = schedlab_sim::workloads::load(spec)?;
-    schedlab_sim::simulate(&w, config, None)
+    // A shorter-lived trait object for the workload's lifetime (no coercion through Option).
+    let sink = sink.map(|s| -> &mut dyn EventSink { s });
+    schedlab_sim::simulate(&w, config, sink)
         .map_err(|source| ValidateError::Simulate { workload: spec.to_string(), source })
 }
 
@@ -224,7 +231,16 @@ fn hackbench_section(
     progress("simulating hackbench...");
     let mut rows = Vec::new();
     for &g in &groups {
-        let r = simulate(&params(g).sim_spec(), config)?;
+        let spec = params(g).sim_spec();
+        let mut time = hackbench::SimulatedTime::default();
+        let r = simulate(&spec, config, Some(&mut time))?;
+        let sim_ns = time.ns().ok_or_else(|| {
+            let problem = OutputProblem::Lacks {
+                thing: "start byte and last wait4 of hackbench's parent",
+                output: format!("a run of {} ns", r.makespan_ns),
+            };
+            ValidateError::output(format!("simulating '{spec}'"), problem)
+        })?;
         let real = &runs[&g];
         let pick = |f: fn(&hackbench::HackbenchRun) -> u64| med(&real.iter().map(f).collect::<Vec<_>>());
         let (real_ns, real_cpu_ns, real_nvcsw) = (pick(|r| r.time_ns), pick(|r| r.cpu_ns), pick(|r| r.nvcsw));
@@ -238,11 +254,11 @@ fn hackbench_section(
             real_cpu_ns,
             real_nvcsw,
             real_nivcsw: pick(|r| r.nivcsw),
-            sim_ns: r.makespan_ns,
+            sim_ns,
             sim_cpu_ns,
             sim_nvcsw,
             sim_nivcsw: r.tasks.iter().map(|t| t.nivcsw).sum(),
-            makespan_error: relative_error(r.makespan_ns, real_ns),
+            makespan_error: relative_error(sim_ns, real_ns),
             cpu_error: relative_error(sim_cpu_ns, real_cpu_ns),
             voluntary_switch_error: relative_error(sim_nvcsw, real_nvcsw),
         });
@@ -330,7 +346,7 @@ fn rtapp_file(
         tasks: vec![],
         error: None,
     };
-    let sim = simulate(&name, config);
+    let sim = simulate(&name, config, None);
     let mut real = Vec::new();
     let mut error = None;
     for _ in 0..reps {

@@ -30,6 +30,9 @@ pub(crate) struct Stream {
     pub writers: u32,
     pub read_waiters: VecDeque<u32>,
     pub write_waiters: VecDeque<u32>,
+    /// Tasks in `poll()` for input: woken together by every write (they are not
+    /// exclusive waiters), and when the last writer goes.
+    pub pollers: Vec<u32>,
 }
 
 impl Stream {
@@ -41,6 +44,7 @@ impl Stream {
             writers: 0,
             read_waiters: VecDeque::new(),
             write_waiters: VecDeque::new(),
+            pollers: Vec::new(),
         }
     }
 }
@@ -174,6 +178,7 @@ impl Object {
             let s = &mut streams[Self::write_stream(end, kind)];
             s.writers = s.writers.saturating_add_signed(delta);
             if s.writers == 0 {
+                wake.append(&mut s.pollers);
                 wake.extend(s.read_waiters.drain(..));
             }
         }
@@ -203,6 +208,18 @@ impl Object {
         Attempt::Done(i64::from(n))
     }
 
+    /// `poll()` for input through `fd`: 1 when data is buffered or every writer has
+    /// gone (`POLLIN`, `POLLHUP`), else the poller waits.
+    pub fn poll_in(&mut self, pid: u32, fd: FdTarget) -> Attempt {
+        let Object::Streams { kind, streams, inode } = self else { return Attempt::Done(1) };
+        let s = &mut streams[Self::read_stream(fd.end, *kind)];
+        if s.buffered > 0 || s.writers == 0 {
+            return Attempt::Done(1);
+        }
+        s.pollers.push(pid);
+        Attempt::Block(Self::stream_resource(*kind, *inode, fd.end, false))
+    }
+
     /// `write()` of `want` bytes of which `done` are written: writes what fits (all of
     /// it at once when `want ≤ PIPE_BUF`) and returns the bytes written this time, or
     /// blocks when nothing fits.
@@ -229,6 +246,10 @@ impl Object {
         }
         let was_empty = s.buffered == 0;
         s.buffered += n;
+        // Pollers wait non-exclusively on the same queue as readers, ahead of them
+        // (`add_wait_queue` puts them first), and a polled pipe wakes them at every
+        // write (`pipe->poll_usage`).
+        wake.append(&mut s.pollers);
         match kind {
             // unix_stream_sendmsg: every send signals the peer's readers.
             StreamKind::Socket => wake.extend(s.read_waiters.drain(..)),

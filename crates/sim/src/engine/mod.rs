@@ -51,6 +51,9 @@ enum Item {
     Tick(u32),
     /// The slice timer of a CPU (HRTICK, or the timeshare quantum).
     SliceEnd { cpu: u32, gen: u32 },
+    /// An idle CPU that was sent work is out of its idle state and schedules
+    /// (`idle_exit_ns` after the work arrived).
+    IdleExit(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,7 +72,7 @@ impl Item {
     fn rank(self) -> u8 {
         match self {
             Item::Start(_) | Item::Step { .. } | Item::Timer { .. } => 0,
-            Item::Tick(_) | Item::SliceEnd { .. } => 1,
+            Item::Tick(_) | Item::SliceEnd { .. } | Item::IdleExit(_) => 1,
         }
     }
 }
@@ -109,6 +112,10 @@ struct Rq {
     idle_stamp: Ns,
     /// How long it stays idle on average (`avg_idle`), to bound newly-idle balancing.
     avg_idle: Ns,
+    /// When it last switched to idle.
+    idle_since: Ns,
+    /// Idle, sent work, and leaving its idle state: an [`Item::IdleExit`] is queued.
+    leaving_idle: bool,
 }
 
 /// The simulated machine, generic over the fair-class flavour.
@@ -226,7 +233,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
             };
             let mut task = Task::new(pid, name, spec.program, spec.fds.clone(), affinity);
             task.tgid = spec.thread_of.map_or(pid, |p| p + 1);
+            let leader = task.tgid;
             e.tasks.push(task);
+            e.tasks[leader as usize].live_threads += 1;
             let ent = e.new_entity(spec.policy, spec.nice, spec.rt_priority, spec.slice_ns);
             e.ents.push(ent);
             for fd in &spec.fds {
@@ -299,6 +308,14 @@ impl<'a, F: FairClass> Engine<'a, F> {
                 Item::Timer { pid, gen } => self.on_timer(pid, gen),
                 Item::Tick(cpu) => self.on_tick(cpu),
                 Item::SliceEnd { cpu, gen } => self.on_slice_end(cpu, gen),
+                Item::IdleExit(cpu) => {
+                    // Awake now: it schedules at once, and is asleep again only once it
+                    // has been idle for a while.
+                    let rq = &mut self.rqs[cpu as usize];
+                    rq.leaving_idle = false;
+                    rq.idle_since = self.now;
+                    self.resched(cpu);
+                }
             }
             self.flush_resched();
             if self.alive == 0 {
@@ -367,11 +384,22 @@ impl<'a, F: FairClass> Engine<'a, F> {
         self.resched_mask.insert(cpu);
     }
 
-    /// Reschedules the marked CPUs, the lowest first.
+    /// Reschedules the marked CPUs, the lowest first. An idle CPU first leaves its idle
+    /// state: it schedules `idle_exit_ns` later (the interrupt that wakes it and its
+    /// exit latency), unless it is still on its way into idle (it went idle at this very
+    /// instant).
     fn flush_resched(&mut self) {
         while let Some(cpu) = self.resched_mask.first() {
             self.resched_mask.remove(cpu);
-            self.schedule(cpu);
+            let rq = &mut self.rqs[cpu as usize];
+            let sleeping = rq.curr == 0 && rq.idle_since < self.now;
+            if self.t.idle_exit_ns > 0 && !rq.leaving_idle && sleeping {
+                rq.leaving_idle = true;
+                let at = self.now + self.t.idle_exit_ns;
+                self.push(at, Item::IdleExit(cpu));
+            } else if !rq.leaving_idle {
+                self.schedule(cpu);
+            }
         }
     }
 
@@ -591,6 +619,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
         let rq = &mut self.rqs[cpu as usize];
         rq.curr = next;
         rq.exec_start = now;
+        if next == 0 {
+            rq.idle_since = now;
+        }
         if next != 0 {
             let cs = self.t.context_switch_ns;
             let t = &mut self.tasks[next as usize];

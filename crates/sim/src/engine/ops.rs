@@ -42,10 +42,15 @@ impl<F: FairClass> Engine<'_, F> {
             Op::Yield => (Syscall::SchedYield.nr(), a),
             Op::Fork { thread: true, .. } => (Syscall::Clone.nr(), a),
             Op::Fork { .. } => (Syscall::Fork.nr(), a),
-            Op::Wait => {
+            Op::Wait | Op::WaitOldest => {
                 let resource = Some(Resource::Signal { pid });
-                (Syscall::Wait4.nr(), SyscallArgs { target_pid: Some(-1), resource, ..a })
+                let target = match op {
+                    Op::WaitOldest => t.unreaped.front().map_or(-1, |&c| c as i32),
+                    _ => -1,
+                };
+                (Syscall::Wait4.nr(), SyscallArgs { target_pid: Some(target), resource, ..a })
             }
+            Op::Poll { fd } => (Syscall::Poll.nr(), SyscallArgs { sysv_id: None, ..on(fd, false, 0, ex) }),
             Op::Write { fd, bytes } => {
                 let count = Some(i64::from(bytes - t.progress));
                 (Syscall::Write.nr(), SyscallArgs { count, sysv_id: None, ..on(fd, true, 0, ex) })
@@ -127,6 +132,7 @@ impl<F: FairClass> Engine<'_, F> {
             }
             Phase::Syscall | Phase::Retry => self.attempt(pid),
             Phase::Completed(ret) => self.finish_syscall(pid, ret),
+            Phase::Exiting => self.exit_task(pid),
         }
     }
 
@@ -141,7 +147,7 @@ impl<F: FairClass> Engine<'_, F> {
     fn run_ops(&mut self, pid: u32) {
         loop {
             let Some(op) = self.op(pid) else {
-                self.exit_task(pid);
+                self.begin_exit(pid);
                 return;
             };
             if self.sync_fast_path(pid, &op) {
@@ -187,7 +193,7 @@ impl<F: FairClass> Engine<'_, F> {
                     return;
                 }
                 Op::Exit => {
-                    self.exit_task(pid);
+                    self.begin_exit(pid);
                     return;
                 }
                 _ => {
@@ -210,7 +216,8 @@ impl<F: FairClass> Engine<'_, F> {
             let (nr, args) = e.syscall_of(op, pid);
             EventKind::SyscallEnter { pid: Pid(pid), nr, args }
         });
-        let cost = self.t.syscall_ns + u64::from(bytes) * self.t.copy_ns_per_kib / 1024;
+        let fork = if matches!(op, Op::Fork { thread: false, .. }) { self.t.fork_ns } else { 0 };
+        let cost = self.jitter(self.t.syscall_ns + fork + u64::from(bytes) * self.t.copy_ns_per_kib / 1024);
         let t = &mut self.tasks[pid as usize];
         t.work = cost;
         t.phase = Phase::Syscall;
@@ -267,11 +274,33 @@ impl<F: FairClass> Engine<'_, F> {
                 let t = &mut self.tasks[pid as usize];
                 if !t.zombies.is_empty() {
                     let child = t.zombies.remove(0);
+                    t.reaped(child);
                     self.finish_syscall(pid, i64::from(child));
                 } else if t.children == 0 {
                     self.finish_syscall(pid, ECHILD);
                 } else {
                     self.block(pid, Wait::Child, Some(Resource::Signal { pid }), None);
+                }
+            }
+            Op::WaitOldest => {
+                let t = &mut self.tasks[pid as usize];
+                match t.unreaped.front().copied() {
+                    None => self.finish_syscall(pid, ECHILD),
+                    Some(child) => match t.zombies.iter().position(|&z| z == child) {
+                        Some(i) => {
+                            t.zombies.remove(i);
+                            t.reaped(child);
+                            self.finish_syscall(pid, i64::from(child));
+                        }
+                        None => self.block(pid, Wait::Child, Some(Resource::Signal { pid }), None),
+                    },
+                }
+            }
+            Op::Poll { fd } => {
+                let Some(target) = self.fd_target(pid, fd) else { return self.finish_syscall(pid, EBADF) };
+                match self.objs[target.object as usize].poll_in(pid, target) {
+                    Attempt::Block(r) => self.block(pid, Wait::Object, Some(r), None),
+                    Attempt::Done(ret) => self.finish_syscall(pid, ret),
                 }
             }
             Op::Write { fd, bytes } => {
@@ -420,6 +449,7 @@ impl<F: FairClass> Engine<'_, F> {
         let child = self.tasks.len() as u32;
         let p = &mut self.tasks[parent as usize];
         p.children += 1;
+        p.unreaped.push_back(child);
         let comm = self.programs[program as usize].comm.clone();
         let mut t = Task::new(child, comm, program, p.fds.clone(), p.affinity.clone());
         t.ppid = parent;
@@ -431,12 +461,40 @@ impl<F: FairClass> Engine<'_, F> {
         for fd in &t.fds {
             self.objs[fd.object as usize].adjust_ends(fd.end, 1, &mut Vec::new());
         }
+        let leader = t.tgid;
         self.tasks.push(t);
+        self.tasks[leader as usize].live_threads += 1;
         self.ents.push(ent);
         self.alive += 1;
         self.emit(|_| EventKind::Fork { parent: Pid(parent), child: Pid(child), thread });
         self.start_task(child);
         child
+    }
+
+    /// Whether `parent` is blocked in a wait that `child`'s exit ends: `wait4(-1)`, or
+    /// `waitpid` of that child.
+    fn waits_for(&self, parent: u32, child: u32) -> bool {
+        let p = &self.tasks[parent as usize];
+        p.state == State::Blocked
+            && p.wait == Wait::Child
+            && match self.op(parent) {
+                Some(Op::WaitOldest) => p.unreaped.front() == Some(&child),
+                _ => true,
+            }
+    }
+
+    /// The task's program is over: the last task of its process first pays for the
+    /// process's teardown (`exit_ns`), then it exits; other threads exit at once.
+    fn begin_exit(&mut self, pid: u32) {
+        let leader = self.tasks[pid as usize].tgid;
+        if self.t.exit_ns > 0 && self.tasks[leader as usize].live_threads == 1 {
+            let t = &mut self.tasks[pid as usize];
+            t.work = self.t.exit_ns;
+            t.phase = Phase::Exiting;
+            self.start_stint(pid);
+        } else {
+            self.exit_task(pid);
+        }
     }
 
     /// The task exits: its fds close (waking readers at EOF and writers at a broken
@@ -460,10 +518,14 @@ impl<F: FairClass> Engine<'_, F> {
         }
         self.wake_list(pid, &closed, Phase::Retry);
         self.wake_list(pid, &granted, Phase::Completed(0));
+        let leader = self.tasks[pid as usize].tgid;
+        self.tasks[leader as usize].live_threads -= 1;
         if ppid != 0 && self.tasks[ppid as usize].state != State::Dead {
+            let waits_for_it = self.waits_for(ppid, pid);
             let p = &mut self.tasks[ppid as usize];
             p.children -= 1;
-            if p.state == State::Blocked && p.wait == Wait::Child {
+            if waits_for_it {
+                p.reaped(pid);
                 self.wake(ppid, pid, Phase::Completed(i64::from(pid)));
             } else {
                 p.zombies.push(pid);

@@ -1,5 +1,7 @@
 //! A simulated task: where it is in its program, what it waits for, and its statistics.
 
+use std::collections::VecDeque;
+
 use hdrhistogram::Histogram;
 use schedlab_model::{Ns, Resource};
 
@@ -45,6 +47,9 @@ pub(crate) enum Phase {
     Retry,
     /// The system call was completed by whoever woke the task, with this return value.
     Completed(i64),
+    /// Its program ended and its process dies with it: the teardown is being paid
+    /// (`exit_ns`); then it is dead.
+    Exiting,
 }
 
 /// One level of loop nesting: the index of its `Loop` op and iterations left
@@ -135,6 +140,11 @@ pub(crate) struct Task {
     pub children: u32,
     /// Exited children not yet reaped by `wait4`, oldest first.
     pub zombies: Vec<u32>,
+    /// Children it forked and has not reaped, in fork order (for [`crate::Op::WaitOldest`]).
+    pub unreaped: VecDeque<u32>,
+    /// On a process's first task (`pid == tgid`): how many of its tasks are alive, so
+    /// that the last one to exit pays for the process's teardown.
+    pub live_threads: u32,
     /// When it last stopped running (cache hotness).
     pub last_ran: Ns,
     /// RT: go to the tail of the list when it next stops running (yield, RR expiry).
@@ -180,6 +190,8 @@ impl Task {
             last_signal: 0,
             children: 0,
             zombies: Vec::new(),
+            unreaped: VecDeque::new(),
+            live_threads: 0,
             last_ran: 0,
             requeue_tail: false,
             stats: Stats::new(),
@@ -188,6 +200,13 @@ impl Task {
             wakee_flips: 0,
             wakee_flip_decay_ts: 0,
             last_wakee: 0,
+        }
+    }
+
+    /// `child` was reaped: it is no longer waited for.
+    pub fn reaped(&mut self, child: u32) {
+        if let Some(i) = self.unreaped.iter().position(|&c| c == child) {
+            self.unreaped.remove(i);
         }
     }
 

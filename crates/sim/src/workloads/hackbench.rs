@@ -9,14 +9,21 @@
 //! read repeated until the whole message has arrived. That is
 //! `groups * fds * fds * loops` messages in all.
 //!
-//! Simplifications: the parent's setup (creating the pipes, forking the workers) and the
-//! start barrier (each worker reports ready and polls a wake-up pipe) are not modeled;
-//! all tasks start at t = 0 with their fd tables in place. The fds a forked worker
-//! inherits but never uses are left out of its table.
+//! By default only the workers are simulated: they all start at t = 0 with their fd
+//! tables in place (the fds a forked worker inherits but never uses are left out), as in
+//! LinSched and paper 003. With `parent=yes` the run is hackbench's whole process
+//! instead ([`Hackbench::parent`]): the parent forks the workers group by group, each
+//! reports ready on a pipe and polls a start pipe, the parent writes the start byte
+//! once all are ready and reaps them in fork order. rt-tests' `Time:` is the span from
+//! that write to the last reap.
 
 use super::spec::{Args, Builtin};
 use super::WorkloadError;
 use crate::{End, Fd, FdTarget, ObjectSpec, Op, Program, TaskSpec, Workload};
+
+/// Workers of a run with `parent=yes`: every worker inherits the parent's whole fd
+/// table (two fds per receiver), so the tables' memory grows with its square.
+pub const MAX_PARENT_WORKERS: u64 = 4_000;
 
 /// The channel a receiver reads from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,11 +58,21 @@ pub struct Hackbench {
     pub ipc: Ipc,
     /// Processes or threads (`-T`).
     pub mode: Mode,
+    /// Simulate hackbench's parent task too (see the module doc).
+    pub parent: bool,
 }
 
 impl Default for Hackbench {
     fn default() -> Self {
-        Hackbench { groups: 10, fds: 20, loops: 100, size: 100, ipc: Ipc::Socket, mode: Mode::Process }
+        Hackbench {
+            groups: 10,
+            fds: 20,
+            loops: 100,
+            size: 100,
+            ipc: Ipc::Socket,
+            mode: Mode::Process,
+            parent: false,
+        }
     }
 }
 
@@ -70,6 +87,7 @@ pub(crate) const BUILTIN: Builtin = Builtin {
         ("size", "bytes per message, default 100"),
         ("ipc", "pipe or socket, default socket"),
         ("mode", "process or thread, default process"),
+        ("parent", "yes: also hackbench's parent, which forks the workers, starts them together and reaps them; default no"),
     ],
     build: |args| Ok(Hackbench::from_args(args)?.workload()),
 };
@@ -92,10 +110,21 @@ impl Hackbench {
             Mode::Process => "process",
             Mode::Thread => "thread",
         };
+        let parent = if self.parent { ",parent=yes" } else { "" };
         format!(
-            "hackbench:groups={},fds={},loops={},size={},ipc={ipc},mode={mode}",
+            "hackbench:groups={},fds={},loops={},size={},ipc={ipc},mode={mode}{parent}",
             self.groups, self.fds, self.loops, self.size
         )
+    }
+
+    /// The objects each group's receivers read from, and the ends receivers and senders
+    /// hold.
+    fn channel(&self) -> (ObjectSpec, End, End) {
+        match self.ipc {
+            Ipc::Pipe => (ObjectSpec::Pipe { capacity: None }, End::Read, End::Write),
+            // rt-tests gives the receiver fds[0] of the pair and the senders fds[1].
+            Ipc::Socket => (ObjectSpec::SocketPair { capacity: None }, End::A, End::B),
+        }
     }
 
     /// Builds the workload: per group, its `fds` receivers then its `fds` senders, each
@@ -111,13 +140,12 @@ impl Hackbench {
             self.groups > 0 && self.fds > 0 && self.loops > 0 && self.size > 0,
             "zero parameter: {self:?}"
         );
+        if self.parent {
+            return self.with_parent();
+        }
         let fds = Fd::try_from(self.fds).expect("fds fits an Fd");
         let mut w = Workload { name: self.spec(), ..Workload::default() };
-        let (object, sender_end, receiver_end) = match self.ipc {
-            Ipc::Pipe => (ObjectSpec::Pipe { capacity: None }, End::Write, End::Read),
-            // rt-tests gives the receiver fds[0] of the pair and the senders fds[1].
-            Ipc::Socket => (ObjectSpec::SocketPair { capacity: None }, End::B, End::A),
-        };
+        let (object, receiver_end, sender_end) = self.channel();
         let size = self.size;
         let receiver = w.add_program(
             Program::new("hackbench")
@@ -148,6 +176,64 @@ impl Hackbench {
         w
     }
 
+    /// hackbench's whole process, as rt-tests runs it: one task, the parent, whose fd
+    /// table holds every group's channels (receiver end, sender end), then the ready
+    /// pipe and the start pipe (read end, write end each), all created before the
+    /// forks. For each group it forks the receivers, then the senders; each worker writes
+    /// one byte to the ready pipe and polls the start pipe (`ready()`), then does its
+    /// work. The parent reads one ready byte per worker, writes the start byte (the
+    /// start of `Time:`), and reaps the workers in fork order (`waitpid`, or
+    /// `pthread_join` in thread mode; the end of `Time:`).
+    ///
+    /// Simplification: the parent keeps every fd (rt-tests closes each group's after
+    /// forking it), so workers inherit them all; this changes nothing the workers do,
+    /// but a worker's table grows with the groups, hence [`MAX_PARENT_WORKERS`].
+    fn with_parent(&self) -> Workload {
+        let mut w = Workload { name: self.spec(), ..Workload::default() };
+        let (object, receiver_end, sender_end) = self.channel();
+        let (groups, fds, size) = (self.groups, self.fds, self.size);
+        let workers = 2 * groups * fds;
+        let mut table = Vec::new();
+        for _ in 0..groups * fds {
+            let ch = w.add_object(object.clone());
+            table.push(FdTarget { object: ch, end: receiver_end });
+            table.push(FdTarget { object: ch, end: sender_end });
+        }
+        let fd = |n: u32| Fd::try_from(n).expect("MAX_PARENT_WORKERS keeps fds within an Fd");
+        let (ready_r, ready_w, start_r, start_w) =
+            (fd(workers), fd(workers + 1), fd(workers + 2), fd(workers + 3));
+        for _ in 0..2 {
+            let p = w.add_object(ObjectSpec::Pipe { capacity: None });
+            table.push(FdTarget { object: p, end: End::Read });
+            table.push(FdTarget { object: p, end: End::Write });
+        }
+        let ready = |p: Program| p.op(Op::Write { fd: ready_w, bytes: 1 }).op(Op::Poll { fd: start_r });
+        let thread = self.mode == Mode::Thread;
+        let mut parent = Program::new("hackbench");
+        for g in 0..groups {
+            let first = 2 * g * fds;
+            for n in 0..fds {
+                let receiver = w.add_program(ready(Program::new("hackbench")).repeat(self.loops, |p| {
+                    p.repeat(fds, |p| p.op(Op::Read { fd: fd(first + 2 * n), bytes: size }))
+                }));
+                parent = parent.op(Op::Fork { program: receiver, thread });
+            }
+            let sender = w.add_program(ready(Program::new("hackbench")).repeat(self.loops, |p| {
+                (0..fds).fold(p, |p, n| p.op(Op::Write { fd: fd(first + 2 * n + 1), bytes: size }))
+            }));
+            parent = parent.repeat(fds, |p| p.op(Op::Fork { program: sender, thread }));
+        }
+        let parent = parent
+            .repeat(workers, |p| p.op(Op::Read { fd: ready_r, bytes: 1 }))
+            .op(Op::Write { fd: start_w, bytes: 1 })
+            .repeat(workers, |p| p.op(Op::WaitOldest));
+        let program = w.add_program(parent);
+        let mut t = TaskSpec::new("hackbench", program);
+        t.fds = table;
+        w.tasks.push(t);
+        w
+    }
+
     /// Reads the parameters from a spec's keys.
     fn from_args(args: &Args) -> Result<Self, WorkloadError> {
         let d = Hackbench::default();
@@ -159,7 +245,19 @@ impl Hackbench {
             size: args.int("size", d.size.into(), 1..=max)? as u32,
             ipc: args.choice("ipc", d.ipc, &[("pipe", Ipc::Pipe), ("socket", Ipc::Socket)])?,
             mode: args.choice("mode", d.mode, &[("process", Mode::Process), ("thread", Mode::Thread)])?,
+            parent: args.choice("parent", d.parent, &[("no", false), ("yes", true)])?,
         };
+        let workers = 2 * u64::from(h.groups) * u64::from(h.fds);
+        if h.parent && workers > MAX_PARENT_WORKERS {
+            return Err(WorkloadError::BadValue {
+                workload: "hackbench".into(),
+                key: "groups×fds".into(),
+                value: format!("{}×{}", h.groups, h.fds),
+                problem: format!(
+                    "{workers} workers; with parent=yes at most {MAX_PARENT_WORKERS} (each inherits the parent's fd for every worker)"
+                ),
+            });
+        }
         let tasks = 2 * u64::from(h.groups) * u64::from(h.fds);
         if tasks > super::MAX_TASKS {
             return Err(WorkloadError::BadValue {
@@ -293,6 +391,39 @@ mod tests {
             "hackbench: groups×fds=10000×1000: 20000000 tasks (2 × groups × fds); a workload has at most 100000"
         );
         assert!(load("hackbench:groups=100,fds=500").is_ok(), "100,000 tasks exactly");
+    }
+
+    #[test]
+    fn with_its_parent_one_task_forks_a_program_per_receiver() {
+        let w = load("hackbench:groups=2,fds=3,loops=2,size=10,ipc=pipe,parent=yes").unwrap();
+        assert_eq!(w.name, "hackbench:groups=2,fds=3,loops=2,size=10,ipc=pipe,mode=process,parent=yes");
+        assert_eq!(w.tasks.len(), 1, "the parent alone; it forks the workers");
+        // Its table: per receiver its channel's two ends (12), then ready and start pipes.
+        assert_eq!(w.tasks[0].fds.len(), 2 * 6 + 4);
+        assert_eq!(w.objects.len(), 6 + 2);
+        // 6 receivers and 2 senders (one per group), then the parent.
+        assert_eq!(w.programs.len(), 6 + 2 + 1);
+        let receiver = &w.programs[0];
+        assert_eq!(&receiver.ops[..2], [Op::Write { fd: 13, bytes: 1 }, Op::Poll { fd: 14 }]);
+        assert_eq!(executions(receiver).last(), Some(&(Op::Read { fd: 0, bytes: 10 }, 6)));
+        let g1_sender = &w.programs[7];
+        let writes: Vec<Op> =
+            g1_sender.ops.iter().copied().filter(|o| matches!(o, Op::Write { bytes: 10, .. })).collect();
+        assert_eq!(
+            writes,
+            [7, 9, 11].map(|fd| Op::Write { fd, bytes: 10 }),
+            "group 1's channels' sender ends"
+        );
+        w.validate(2).unwrap();
+        let err = load("hackbench:groups=101,fds=20,parent=yes").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "hackbench: groups×fds=101×20: 4040 workers; with parent=yes at most 4000 (each inherits the parent's fd for every worker)"
+        );
+        assert_eq!(
+            load("hackbench:parent=maybe").unwrap_err().to_string(),
+            "hackbench: parent=maybe: expected one of no, yes"
+        );
     }
 
     #[test]

@@ -50,7 +50,10 @@ def validate(r):
         print(f"calibration: null syscall {c['null_syscall_ns']:.0f} ns, pipe syscall {c['pipe_syscall_ns']:.0f} ns, "
               f"copy {c['copy_ns_per_kib']:.0f} ns/KiB, "
               + (f"wake-up {c['wakeup_ns']:.0f} ns, " if "wakeup_ns" in c else "")
-              + f"context switch {c['context_switch_ns']:.0f} ns")
+              + f"context switch {c['context_switch_ns']:.0f} ns"
+              + (f", fork {c['fork_ns'] / 1e3:.0f} µs, a forked child's life {c['exit_ns'] / 1e3:.0f} µs"
+                 if "exit_ns" in c else "")
+              + (f", idle CPU exit {c['idle_exit_ns'] / 1e3:.1f} µs" if c.get("idle_exit_ns") is not None else ""))
     rt = r.get("rtapp")
     if rt and rt["files"]:
         print()
@@ -62,6 +65,25 @@ def validate(r):
             for t in fl["tasks"]:
                 rows.append(["  " + t["name"], opt(t["real_runtime_ns"]), opt(t["sim_runtime_ns"]),
                              pct(t["real_share"]), pct(t["sim_share"])])
+        table(rows)
+    tr = r.get("trace")
+    if tr:
+        print()
+        print(f"one run of {tr['groups']} groups traced, real and simulated")
+        us = lambda ns: f"{ns / 1e3:.1f} µs"
+        rows = [["", "real", "simulated"]]
+        for name, f in [("voluntary switches", lambda s: s["voluntary_switches"]),
+                        ("involuntary switches", lambda s: s["involuntary_switches"]),
+                        ("run, median", lambda s: us(s["run_median_ns"])),
+                        ("CPU time (ms)", lambda s: ms(s["run_ns"])),
+                        ("wake-ups", lambda s: s["wakeups"]),
+                        ("  onto the waker's CPU", lambda s: s["wakeups_on_wakers_cpu"]),
+                        ("  onto an idle CPU", lambda s: s["wakeups_to_idle_cpu"]),
+                        ("  preempting on arrival", lambda s: s["wakeups_preempting"]),
+                        ("wake-up to run, median", lambda s: us(s["wake_to_run_median_ns"])),
+                        ("idle time (ms)", lambda s: ms(s["idle_ns"])),
+                        ("other tasks' CPU time (ms)", lambda s: ms(s["other_ns"]))]:
+            rows.append([name, f(tr["real"]), f(tr["sim"])])
         table(rows)
     if r.get("verdicts"):
         print()

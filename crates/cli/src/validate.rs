@@ -92,6 +92,18 @@ pub struct ValidateOpts {
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
 
+    /// Also trace one hackbench run (of --trace-groups groups) here, through the
+    /// observer (root, BPF), and in the simulator: both Perfetto timelines go to DIR
+    /// (hackbench-gG-real.json, hackbench-gG-sim.json; open them side by side in
+    /// ui.perfetto.dev), and the report compares what the two show: switches, run
+    /// lengths, where wake-ups land and whether they preempt, idle time.
+    #[arg(long, value_name = "DIR")]
+    pub trace: Option<PathBuf>,
+
+    /// hackbench's group count for --trace [default: the first of --groups].
+    #[arg(long, value_name = "G", requires = "trace", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub trace_groups: Option<u32>,
+
     /// Print the results as one JSON object instead of tables (times in nanoseconds).
     #[arg(long)]
     pub json: bool,
@@ -155,6 +167,7 @@ pub fn run(opts: &ValidateOpts) -> Result<()> {
         }),
         limit: std::time::Duration::from_secs(opts.timeout),
         exe: std::env::current_exe().context("cannot find this program's path to start its fork probe")?,
+        trace: opts.trace.clone().map(|dir| (dir, opts.trace_groups.unwrap_or(opts.groups.first))),
     };
     let report = validate(&cfg, &mut |msg| {
         if !opts.json {
@@ -182,6 +195,11 @@ fn other_load_note(load: f64) -> String {
         load * 100.0,
         if load > 0.1 { ": the real times are inflated, rerun on a quiet machine" } else { "" }
     )
+}
+
+/// A time in microseconds with one decimal.
+fn us(ns: f64) -> String {
+    format!("{:.1} µs", ns / 1e3)
 }
 
 /// A time in milliseconds with two decimals.
@@ -222,6 +240,13 @@ fn write_text(out: &mut impl Write, r: &ValidateReport, chart: Option<&Path>) ->
             format!("{:.0} ns", c.context_switch_ns),
             "context_switch_ns".into(),
         ]);
+        t.row(vec!["  fork (small process)".into(), us(c.fork_ns), "fork_ns (less a system call)".into()]);
+        t.row(vec!["  a forked child's life".into(), us(c.exit_ns), "exit_ns".into()]);
+        let idle = match (c.other_cpu, c.idle_exit_ns) {
+            (Some(other), Some(idle)) => (format!("  idle CPU exit (CPU {other})"), us(idle)),
+            _ => ("  idle CPU exit".into(), "one CPU: not measured".into()),
+        };
+        t.row(vec![idle.0, idle.1, "idle_exit_ns".into()]);
         t.write(out)?;
     } else {
         writeln!(out, "calibration: skipped (--no-calibrate): the simulator's default costs")?;
@@ -297,17 +322,33 @@ fn write_text(out: &mut impl Write, r: &ValidateReport, chart: Option<&Path>) ->
     }
 
     if let Some(rt) = &r.rtapp {
-        writeln!(out)?;
-        if let Some(why) = &rt.skipped {
-            writeln!(out, "rt-app: skipped: {why}")?;
-            return Ok(());
-        }
+        write_rtapp(out, rt, r.reps)?;
+    }
+    if let Some(tr) = &r.trace {
+        write_trace(out, tr)?;
+    }
+    write_verdicts(out, &r.verdicts)
+}
+
+/// The rt-app files, real beside simulated.
+#[cfg(target_os = "linux")]
+fn write_rtapp(
+    out: &mut impl Write,
+    rt: &schedlab_lab::validate::pairs::RtAppSection,
+    reps: u32,
+) -> io::Result<()> {
+    use crate::table::{Align, Table};
+    writeln!(out)?;
+    if let Some(why) = &rt.skipped {
+        return writeln!(out, "rt-app: skipped: {why}");
+    }
+    {
         writeln!(
             out,
             "rt-app: {} (busy loop {} ns per loop; median of {})",
             rt.dir,
             opt(rt.ns_per_loop, |n| format!("{n:.2}")),
-            r.reps
+            reps
         )?;
         let mut t = Table::new(&[
             ("FILE / THREAD", Align::Left),
@@ -367,7 +408,43 @@ fn write_text(out: &mut impl Write, r: &ValidateReport, chart: Option<&Path>) ->
             writeln!(out, "{}: {}", f.file, f.error.as_deref().unwrap_or_default())?;
         }
     }
-    write_verdicts(out, &r.verdicts)
+    Ok(())
+}
+
+/// The traced run: what the two timelines show, side by side.
+#[cfg(target_os = "linux")]
+fn write_trace(out: &mut impl Write, tr: &schedlab_lab::validate::pairs::TraceSection) -> io::Result<()> {
+    use crate::table::{Align, Table};
+    use schedlab_lab::validate::trace::TraceStats;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "one run of {} groups traced: {} (real), {} (simulated)",
+        tr.groups, tr.real_file, tr.sim_file
+    )?;
+    let mut t = Table::new(&[("", Align::Left), ("REAL", Align::Right), ("SIMULATED", Align::Right)]);
+    type Cell = fn(&TraceStats) -> String;
+    let rows: [(&str, Cell); 15] = [
+        ("tasks", |s| s.tasks.to_string()),
+        ("span", |s| ms(s.span_ns)),
+        ("voluntary switches", |s| s.voluntary_switches.to_string()),
+        ("involuntary switches", |s| s.involuntary_switches.to_string()),
+        ("runs", |s| s.runs.to_string()),
+        ("run, median", |s| us(s.run_median_ns as f64)),
+        ("CPU time", |s| ms(s.run_ns)),
+        ("wake-ups", |s| s.wakeups.to_string()),
+        ("  onto the waker's CPU", |s| s.wakeups_on_wakers_cpu.to_string()),
+        ("  onto an idle CPU", |s| s.wakeups_to_idle_cpu.to_string()),
+        ("  moving the wakee", |s| s.wakeups_migrating.to_string()),
+        ("  preempting on arrival", |s| s.wakeups_preempting.to_string()),
+        ("wake-up to run, median", |s| us(s.wake_to_run_median_ns as f64)),
+        ("CPUs going idle / idle time", |s| format!("{} / {}", s.idle_periods, ms(s.idle_ns))),
+        ("other tasks' CPU time", |s| ms(s.other_ns)),
+    ];
+    for (name, f) in rows {
+        t.row(vec![name.to_string(), f(&tr.real), f(&tr.sim)]);
+    }
+    t.write(out)
 }
 
 /// The fidelity targets, each met or missed with its worst error.

@@ -26,7 +26,9 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
     .unwrap();
     let chart = dir.join("chart.svg");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedlab"));
+    let traces = dir.join("traces");
     cmd.args(["validate", "--groups", "1-2", "--loops", "5", "--reps", "1", "--json", "--chart"]).arg(&chart);
+    cmd.args(["--trace-groups", "2", "--trace"]).arg(&traces);
     let rtapp = installed("rt-app");
     if rtapp {
         cmd.arg("--rtapp").arg(&dir);
@@ -90,6 +92,22 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
 
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("real = sim"), "{svg:.200}");
+
+    // The traced run: hackbench -g 2 here and simulated, 1 parent + 80 workers each.
+    let tr = &r["trace"];
+    assert_eq!(tr["groups"], 2);
+    for side in ["real", "sim"] {
+        let s = &tr[side];
+        assert_eq!(s["tasks"], 81, "{side}: {s}");
+        let (vol, wakeups) = (s["voluntary_switches"].as_u64().unwrap(), s["wakeups"].as_u64().unwrap());
+        assert!(vol >= 80, "every worker blocks in poll at least: {side}: {s}");
+        assert!(wakeups >= 80 && s["runs"].as_u64().unwrap() > vol, "{side}: {s}");
+        let file = tr[format!("{side}_file")].as_str().unwrap();
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let slices = json["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").count();
+        assert!(slices as u64 >= s["runs"].as_u64().unwrap(), "{file}: every run is a slice");
+    }
+    assert_eq!(tr["sim"]["other_ns"], 0, "the simulation runs the workload alone");
 
     if rtapp {
         let files = r["rtapp"]["files"].as_array().unwrap();

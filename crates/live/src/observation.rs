@@ -149,10 +149,6 @@ pub fn resource_ref(r: &Resource) -> ResourceRef {
     ResourceRef { kind: r.kind(), id, name: r.to_string(), resource: *r }
 }
 
-fn proc_comm(pid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim_end().to_string())
-}
-
 fn percentile(sorted: &[Ns], p: f64) -> Ns {
     if sorted.is_empty() {
         return 0;
@@ -262,7 +258,7 @@ pub fn observe(
             .task(pid)
             .map(|t| t.comm.clone())
             .filter(|c| !c.is_empty())
-            .or_else(|| proc_comm(pid))
+            .or_else(|| crate::process::comm_of(pid))
             .unwrap_or_default()
     };
     let wanted = |tgid: u32| pids.is_empty() || pids.contains(&tgid);

@@ -202,6 +202,11 @@ pub fn boot_id() -> &'static str {
     })
 }
 
+/// The task name (`comm`) of thread `pid`, while it exists.
+pub fn comm_of(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|s| s.trim_end().to_string())
+}
+
 /// The program (executable path) thread or process `pid` runs; `None` for a kernel
 /// thread, a process gone or one whose executable cannot be read.
 pub fn exe_of(pid: u32) -> Option<String> {

@@ -20,6 +20,7 @@ pub mod forker;
 pub mod hackbench;
 pub mod pairs;
 pub mod rtapp;
+pub mod trace;
 
 /// What went wrong while validating: the benchmarks' error (a failed system call with
 /// what was being done, or a child that failed, timed out or said something unexpected).

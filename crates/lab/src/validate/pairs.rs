@@ -18,6 +18,7 @@ use super::fidelity::{self, relative_error, Verdict};
 use super::fit::{linear_fit, median, LinearFit};
 use super::hackbench::{self, HackbenchParams};
 use super::rtapp;
+use super::trace::{self, TraceStats};
 use super::{Result, ValidateError};
 
 /// What to validate, and how.
@@ -44,6 +45,20 @@ pub struct ValidateConfig {
     /// This program, started as the calibration's fork probe
     /// ([`super::forker`]).
     pub exe: PathBuf,
+    /// Trace one hackbench run of this many groups in both worlds, the Perfetto files
+    /// into this directory ([`super::trace`]); needs root (the observer).
+    pub trace: Option<(PathBuf, u32)>,
+}
+
+/// One hackbench run traced here and in the simulator.
+#[derive(Debug, Serialize)]
+pub struct TraceSection {
+    pub groups: u32,
+    /// The Perfetto traces.
+    pub real_file: String,
+    pub sim_file: String,
+    pub real: TraceStats,
+    pub sim: TraceStats,
 }
 
 /// One tunable set from the calibration or `--set`.
@@ -151,6 +166,8 @@ pub struct ValidateReport {
     pub tunables: Vec<TunableSet>,
     pub hackbench: HackbenchSection,
     pub rtapp: Option<RtAppSection>,
+    /// The traced run, when asked for.
+    pub trace: Option<TraceSection>,
     /// The simulator against each fidelity target.
     pub verdicts: Vec<Verdict>,
 }
@@ -184,6 +201,10 @@ pub fn validate(cfg: &ValidateConfig, progress: &mut dyn FnMut(&str)) -> Result<
     }
     let hackbench = hackbench_section(cfg, &config, progress)?;
     let rtapp = rtapp_section(cfg, &config, progress)?;
+    let trace = match &cfg.trace {
+        Some((dir, groups)) => Some(trace_section(cfg, &config, dir, *groups, progress)?),
+        None => None,
+    };
     let mut verdicts = fidelity::hackbench_verdicts(&hackbench);
     verdicts.extend(rtapp.iter().filter(|r| r.skipped.is_none()).flat_map(fidelity::rtapp_verdicts));
     Ok(ValidateReport {
@@ -194,7 +215,36 @@ pub fn validate(cfg: &ValidateConfig, progress: &mut dyn FnMut(&str)) -> Result<
         tunables: set,
         hackbench,
         rtapp,
+        trace,
         verdicts,
+    })
+}
+
+/// Traces hackbench with `groups` groups once here and once simulated, into `dir`.
+fn trace_section(
+    cfg: &ValidateConfig,
+    config: &SimConfig,
+    dir: &Path,
+    groups: u32,
+    progress: &mut dyn FnMut(&str),
+) -> Result<TraceSection> {
+    let p = HackbenchParams { groups, fds: cfg.fds, loops: cfg.loops, size: 100 };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ValidateError::io(format!("cannot create {}", dir.display()), e))?;
+    let (real_file, sim_file) = (
+        dir.join(format!("hackbench-g{groups}-real.json")),
+        dir.join(format!("hackbench-g{groups}-sim.json")),
+    );
+    progress(&format!("tracing {} here...", p.command().join(" ")));
+    let real = trace::real(&p, cfg.cpus, &real_file, cfg.limit).map_err(|e| e.during("tracing hackbench"))?;
+    progress("tracing it in the simulator...");
+    let sim = trace::simulated(&p, config, &sim_file)?;
+    Ok(TraceSection {
+        groups,
+        real_file: real_file.display().to_string(),
+        sim_file: sim_file.display().to_string(),
+        real,
+        sim,
     })
 }
 

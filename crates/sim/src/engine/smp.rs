@@ -60,9 +60,9 @@ enum GroupType {
 /// `enum migration_type`: what the imbalance counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Migration {
-    /// Fair load (weights).
+    /// Fair load (`cpu_load`, a task's `load_avg`).
     Load,
-    /// Utilization (a task counts as one full CPU).
+    /// Utilization (`cpu_util_cfs_boost`, a task's `task_util_est`).
     Util,
     /// Tasks.
     Task,

@@ -1236,9 +1236,10 @@ mod tests {
             (e.cpu_load(1), e.cpu_util(1, false), 0)
         );
         assert_eq!(sds.total_load, 2048 + e.cpu_load(1));
-        // And SIS_UTIL scans nothing: 1019 + 419 of 2 × 1024 is past 85 %
-        // (`idle_cpu_scan`), where one busy CPU of two, as the instantaneous view had it,
-        // would scan one.
+        // And SIS_UTIL scans nothing: about (1019 + 419)/2 = 719 per CPU leaves
+        // (1024 − 691)/1024 of the 2 CPUs to scan, none once rounded down
+        // (`idle_cpu_scan`), where one busy CPU of two (512 per CPU), as the instantaneous
+        // view had it, would scan one.
         assert!(sds.sum_util > 1400, "{}", sds.sum_util);
         assert_eq!(e.nr_idle_scan[0], 0);
     }

@@ -6,6 +6,7 @@ mod class;
 mod config;
 mod cpuset;
 mod engine;
+pub mod pelt;
 mod program;
 mod report;
 pub mod topology;

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 
 use schedlab_model::Ns;
 
+use crate::pelt::SchedAvg;
 use crate::weights::LoadWeight;
 use crate::workload::Policy;
 
@@ -56,6 +57,8 @@ pub(crate) struct Entity {
     pub rr_ticks_left: u64,
     /// Timeshare: FIFO position within the priority level.
     pub ts_seq: u64,
+    /// Its load tracking (`se->avg`), kept by the engine where the kernel updates it.
+    pub avg: SchedAvg,
 }
 
 impl Default for LoadWeight {

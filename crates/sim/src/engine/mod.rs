@@ -7,6 +7,7 @@
 
 mod domains;
 mod ipc;
+mod load;
 mod ops;
 mod smp;
 mod sync;
@@ -23,6 +24,7 @@ use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState};
 use crate::class::{Dequeue, Enqueue, Entity, FairClass, FairRq, RtRq};
 use crate::config::{SimConfig, Tunables};
 use crate::cpuset::CpuSet;
+use crate::pelt::{CfsAvg, SchedAvg};
 use crate::program::{Op, Program};
 use crate::report::{Percentiles, Report, TaskReport};
 use crate::weights::LoadWeight;
@@ -99,8 +101,16 @@ struct Rq {
     donor: u32,
     fair: FairRq,
     rt: RtRq,
-    /// Runnable tasks on this CPU, the running one included.
+    /// Runnable tasks on this CPU, the running one included (delayed fair tasks too).
     nr_running: u32,
+    /// Fair tasks queued but delayed (DELAY_DEQUEUE): `h_nr_queued − h_nr_runnable`.
+    nr_delayed: u32,
+    /// The fair queue's load tracking (`cfs_rq->avg`, `cfs_rq->removed`).
+    cfs_avg: CfsAvg,
+    /// Its averages may still have something to decay (`rq->has_blocked_load`).
+    has_blocked_load: bool,
+    /// When (jiffies) they were last decayed (`rq->last_blocked_load_update_tick`).
+    last_blocked_load_update_tick: u64,
     /// When the running task's CPU time was last accounted.
     exec_start: Ns,
     busy_ns: Ns,
@@ -147,6 +157,13 @@ pub(crate) struct Engine<'a, F: FairClass> {
     nohz_next_balance: u64,
     /// CPUs with more than one runnable task (the root domain's overload flag).
     overloaded_cpus: u32,
+    /// Per LLC: how many CPUs a wake-up scans for an idle one (SIS_UTIL's
+    /// `sd_llc_shared->nr_idle_scan`), set at each periodic balance of the LLC domain.
+    nr_idle_scan: Vec<u32>,
+    /// Some idle CPU may have blocked load to decay (`nohz.has_blocked`).
+    nohz_has_blocked: bool,
+    /// When (jiffies) idle CPUs' blocked load is next decayed (`nohz.next_blocked`).
+    nohz_next_blocked: u64,
     /// Runnable real-time tasks, so that RT pulls scan only when there are some.
     rt_runnable: u32,
     objs: Vec<Object>,
@@ -194,13 +211,19 @@ impl<'a, F: FairClass> Engine<'a, F> {
             workload,
             tasks: Vec::with_capacity(workload.tasks.len() + 1),
             ents: Vec::with_capacity(workload.tasks.len() + 1),
-            rqs: (0..cpus).map(|_| Rq { avg_idle, ..Rq::default() }).collect(),
+            rqs: (0..cpus)
+                .map(|_| Rq { avg_idle, cfs_avg: CfsAvg::new(load::PELT_EPOCH_NS), ..Rq::default() })
+                .collect(),
             idle: all_cpus.clone(),
             llc_busy: vec![0; dom.llc_cpus.len()],
             has_idle_cores: vec![true; dom.llc_cpus.len()],
             group_imbalance: vec![false; dom.units as usize],
             nohz_next_balance: 0,
             overloaded_cpus: 0,
+            // Before the first periodic balance the LLCs are idle: every CPU may be scanned.
+            nr_idle_scan: dom.llc_cpus.iter().map(|c| c.len() as u32).collect(),
+            nohz_has_blocked: false,
+            nohz_next_blocked: 0,
             rt_runnable: 0,
             dom,
             objs,
@@ -248,11 +271,13 @@ impl<'a, F: FairClass> Engine<'a, F> {
     }
 
     fn new_entity(&self, policy: Policy, nice: i8, rt_priority: u8, slice: Option<Ns>) -> Entity {
+        let load = LoadWeight::for_task(nice, policy == Policy::Idle);
         Entity {
             policy,
             nice,
             rt_priority,
-            load: LoadWeight::for_task(nice, policy == Policy::Idle),
+            load,
+            avg: SchedAvg::new_task(load.weight),
             slice: slice.map_or(self.t.base_slice_ns, |s| s.clamp(100_000, 100_000_000)),
             custom_slice: slice.is_some(),
             rr_ticks_left: self.rr_ticks,
@@ -282,10 +307,16 @@ impl<'a, F: FairClass> Engine<'a, F> {
         }
     }
 
-    /// Runs until every task has exited, nothing can happen any more, or the
-    /// workload's duration has passed.
+    /// Runs ([`Self::advance`]) and reports.
     pub fn run(mut self) -> Result<Report, SimError> {
         let wall = Instant::now();
+        self.advance()?;
+        Ok(self.report(wall.elapsed().as_nanos() as Ns))
+    }
+
+    /// Takes items off the queue until every task has exited, nothing can happen any
+    /// more, or the workload's duration has passed.
+    fn advance(&mut self) -> Result<(), SimError> {
         let mut stalled = 0u64;
         while let Some(Reverse(q)) = self.queue.pop() {
             if self.workload.duration_ns.is_some_and(|d| q.time > d) {
@@ -322,7 +353,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
                 break;
             }
         }
-        Ok(self.report(wall.elapsed().as_nanos() as Ns))
+        Ok(())
     }
 
     // ---- accounting -------------------------------------------------------------
@@ -416,15 +447,31 @@ impl<'a, F: FairClass> Engine<'a, F> {
             self.rt_runnable += 1;
             rq.rt.enqueue(pid, e.rt_priority, false);
         } else {
+            self.enqueue_load(cpu, pid);
+            let rq = &mut self.rqs[cpu as usize];
             self.fair.enqueue(&mut rq.fair, &mut self.ents, pid, how);
             // hrtick_update: the running task's slice may now end sooner.
             self.arm_slice(cpu);
         }
     }
 
+    /// `dequeue_task`: `pid` leaves its run queue. A fair task's averages are brought
+    /// up to now first; its `util_est` leaves the queue's (a delayed task that finally
+    /// leaves goes straight to `dequeue_entities` and has none left there).
     fn dequeue(&mut self, pid: u32, how: Dequeue) {
         let cpu = self.tasks[pid as usize].cpu;
         self.account(cpu);
+        if !self.is_rt(pid) {
+            if how != Dequeue::Delayed {
+                self.dequeue_util_est(cpu, pid, how == Dequeue::Sleep);
+            }
+            self.update_load_avg(cpu, pid, false);
+        }
+        self.leave_rq(cpu, pid, how);
+    }
+
+    /// Takes `pid` off `cpu`'s queues (its averages already handled).
+    fn leave_rq(&mut self, cpu: u32, pid: u32, how: Dequeue) {
         let rq = &mut self.rqs[cpu as usize];
         rq.nr_running -= 1;
         self.overloaded_cpus -= u32::from(rq.nr_running == 1);
@@ -435,21 +482,31 @@ impl<'a, F: FairClass> Engine<'a, F> {
                 rq.rt.dequeue(pid, e.rt_priority);
             }
         } else {
+            rq.nr_delayed -= u32::from(how == Dequeue::Delayed);
             self.fair.dequeue(&mut rq.fair, &mut self.ents, pid, how);
         }
     }
 
     /// The running task `pid` goes to sleep: it leaves its run queue, or stays queued,
     /// delayed, when the fair class says so (DELAY_DEQUEUE). A delayed task still counts
-    /// as queued, as in the kernel's `rq->nr_running`.
+    /// as queued, as in the kernel's `rq->nr_running`, and as load (it is on its queue),
+    /// but no longer as runnable (`h_nr_runnable`). Either way its activation is over
+    /// (`util_est`) and its averages are brought up to now, as `dequeue_task_fair` does
+    /// before the class decides.
     fn sleep(&mut self, pid: u32) {
         let cpu = self.tasks[pid as usize].cpu;
         self.account(cpu);
+        if self.is_rt(pid) {
+            self.leave_rq(cpu, pid, Dequeue::Sleep);
+            return;
+        }
+        self.dequeue_util_est(cpu, pid, true);
+        self.update_load_avg(cpu, pid, false);
         let rq = &mut self.rqs[cpu as usize];
-        if self.ents[pid as usize].policy.is_rt()
-            || !self.fair.delay_dequeue(&mut rq.fair, &mut self.ents, pid)
-        {
-            self.dequeue(pid, Dequeue::Sleep);
+        if self.fair.delay_dequeue(&mut rq.fair, &mut self.ents, pid) {
+            rq.nr_delayed += 1;
+        } else {
+            self.leave_rq(cpu, pid, Dequeue::Sleep);
         }
     }
 
@@ -511,9 +568,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
             let rq = &mut self.rqs[cpu as usize];
             let p = if let Some((p, prio)) = rq.rt.first() {
                 rq.rt.dequeue(p, prio);
-                if let Some(c) = rq.fair.curr {
-                    self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
-                }
+                self.put_prev_fair(cpu);
                 p
             } else if let Some(p) = self.fair.pick(&mut rq.fair, &mut self.ents) {
                 if self.ents[p as usize].delayed {
@@ -522,9 +577,10 @@ impl<'a, F: FairClass> Engine<'a, F> {
                     continue;
                 }
                 if rq.fair.curr != Some(p) {
-                    if let Some(c) = rq.fair.curr {
-                        self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
-                    }
+                    self.put_prev_fair(cpu);
+                    // set_next_entity: the queued task's averages up to now, before it runs.
+                    self.update_load_avg(cpu, p, false);
+                    let rq = &mut self.rqs[cpu as usize];
                     self.fair.set_next(&mut rq.fair, &mut self.ents, p);
                 }
                 p
@@ -547,6 +603,17 @@ impl<'a, F: FairClass> Engine<'a, F> {
             return self.pick_next(cpu, 0, false);
         }
         (0, 0)
+    }
+
+    /// `put_prev_entity`: the fair class's running task (if any) stops running; still
+    /// queued, its averages are brought up to now while it is still `curr`.
+    fn put_prev_fair(&mut self, cpu: u32) {
+        let Some(c) = self.rqs[cpu as usize].fair.curr else { return };
+        if self.ents[c as usize].on_rq {
+            self.update_load_avg(cpu, c, false);
+        }
+        let rq = &mut self.rqs[cpu as usize];
+        self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
     }
 
     /// The provider to run on `cpu` in place of the virtual runnable `requester`,
@@ -644,6 +711,10 @@ impl<'a, F: FairClass> Engine<'a, F> {
         if idle {
             self.idle.insert(cpu);
             self.llc_busy[llc] -= 1;
+            // nohz_balance_enter_idle: it may have blocked load for the idle balancer to
+            // decay.
+            self.rqs[cpu as usize].has_blocked_load = true;
+            self.nohz_has_blocked = true;
             let core = &self.dom.core_cpus[self.dom.core[cpu as usize] as usize];
             if core.iter().all(|&c| self.idle.contains(c)) {
                 self.has_idle_cores[llc] = true;
@@ -739,8 +810,13 @@ impl<'a, F: FairClass> Engine<'a, F> {
                     self.resched(cpu);
                 }
             }
-        } else if !e.policy.is_rt() && self.fair.tick(&mut rq.fair, &mut self.ents) {
-            self.slice_expired(cpu);
+        } else if !e.policy.is_rt() {
+            // entity_tick: the running task's averages (and its queue's) up to now.
+            self.update_load_avg(cpu, curr, false);
+            let rq = &mut self.rqs[cpu as usize];
+            if self.fair.tick(&mut rq.fair, &mut self.ents) {
+                self.slice_expired(cpu);
+            }
         }
         self.tick_balance(cpu);
         let at = self.now + self.t.tick_ns();
@@ -806,6 +882,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
             }
         });
         let cpu = self.select_cpu(pid, prev, None, false);
+        self.post_init_load(cpu, pid);
         self.enqueue(pid, cpu, Enqueue::New);
         self.check_preempt(cpu, pid);
     }
@@ -869,9 +946,14 @@ impl<'a, F: FairClass> Engine<'a, F> {
             return;
         }
         if self.ents[pid as usize].delayed {
-            // ttwu_runnable: still queued where it slept, so it wakes there.
+            // ttwu_runnable: still queued where it slept, so it wakes there
+            // (`enqueue_task_fair` with ENQUEUE_DELAYED: its estimate rejoins the queue's,
+            // its averages are brought up to now while still delayed, then it is runnable).
             self.account(prev);
+            self.rqs[prev as usize].cfs_avg.util_est_enqueue(&self.ents[pid as usize].avg);
+            self.update_load_avg(prev, pid, false);
             let rq = &mut self.rqs[prev as usize];
+            rq.nr_delayed -= 1;
             self.fair.requeue_delayed(&mut rq.fair, &mut self.ents, pid);
             self.emit(|_| EventKind::Wakeup { waker: Pid(waker), wakee: Pid(pid), cpu: prev });
             if self.rqs[prev as usize].curr != pid {
@@ -893,6 +975,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
         let how = if cpu == prev {
             Enqueue::Wakeup
         } else {
+            if !self.is_rt(pid) {
+                self.migrate_load(prev, pid);
+            }
             self.count_migration(pid);
             Enqueue::WakeupMigrated { from_min_vruntime: self.rqs[prev as usize].fair.min_vruntime }
         };

@@ -510,6 +510,9 @@ impl<F: FairClass> Engine<'_, F> {
         self.alive -= 1;
         self.last_exit = now;
         self.dequeue(pid, Dequeue::Sleep);
+        if !self.is_rt(pid) {
+            self.remove_dead_load(cpu, pid);
+        }
         let (mut closed, mut granted) = (Vec::new(), Vec::new());
         for fd in &fds {
             let o = &mut self.objs[fd.object as usize];
@@ -534,11 +537,16 @@ impl<F: FairClass> Engine<'_, F> {
         self.resched(cpu);
     }
 
-    /// Moves a queued (not running) task to another CPU.
+    /// Moves a queued (not running) task to another CPU (`detach_task` and
+    /// `attach_task`): a fair task's averages leave its old queue's at once and join the
+    /// new one's when it is queued there.
     pub(super) fn migrate_queued(&mut self, pid: u32, to: u32) {
         let from = self.tasks[pid as usize].cpu;
         let from_min_vruntime = self.rqs[from as usize].fair.min_vruntime;
         self.dequeue(pid, Dequeue::Migrate);
+        if !self.is_rt(pid) {
+            self.detach_migrating_load(from, pid);
+        }
         self.count_migration(pid);
         self.enqueue(pid, to, Enqueue::Migrated { from_min_vruntime });
         self.check_preempt(to, pid);

@@ -3,22 +3,29 @@
 //! go idle), as Linux 6.18's `kernel/sched/fair.c` does it. Affinity is always
 //! respected.
 //!
-//! The kernel's per-entity load tracking (PELT) is not modelled: where it reads a
-//! decayed average, this reads the instantaneous value — a CPU's load is the sum of its
-//! queued fair weights, its utilization is full while it runs something and zero while
-//! idle, its runnable sum is its task count times full capacity. Capacities are all
-//! equal (`SCHED_CAPACITY_SCALE`); there is no energy-aware placement, asymmetric
-//! packing, misfit or SMT-balance group type, NUMA balancing or active balancing.
+//! Loads, utilizations and runnable sums are the PELT averages (`load.rs`,
+//! [`crate::pelt`]) as the kernel reads them, as of their last update: a CPU's load
+//! (`cpu_load`) includes the blocked load of the tasks sleeping after running there, its
+//! utilization (`cpu_util_cfs`) is at least the estimate of its queued tasks
+//! (UTIL_EST), a task's load is its own average (`task_h_load`: no task groups). Idle
+//! CPUs' averages decay when blocked averages are updated: by a CPU before its periodic
+//! balance, by a CPU going idle before its newly idle balance, and for all idle CPUs by
+//! the NOHZ idle balancer (at most every 32 ms, `nohz.next_blocked`). SIS_UTIL's scan
+//! depth is set from the LLC's utilization at each periodic balance of the LLC domain.
+//!
+//! Capacities are all equal (`SCHED_CAPACITY_SCALE`; real-time, deadline and interrupt
+//! time do not reduce them: their PELT signals are not modelled); there is no
+//! energy-aware placement, asymmetric packing, misfit or SMT-balance group type, NUMA
+//! balancing or active balancing, and no exec balancing (new tasks are placed as forks).
 
 use schedlab_model::Ns;
 
-use super::domains::Domain;
+use super::domains::{Domain, Group};
 use super::task::State;
 use super::Engine;
 use crate::class::FairClass;
-
-/// `SCHED_CAPACITY_SCALE`: the capacity of one CPU, and a busy CPU's utilization.
-const CAPACITY: u64 = 1024;
+use crate::cpuset::CpuSet;
+use crate::pelt::{CAPACITY, LOAD_AVG_PERIOD};
 /// `sysctl_sched_nr_migrate`: tasks one balance pass may move.
 const NR_MIGRATE: usize = 32;
 /// `MAX_PINNED_INTERVAL` (ms): how far the interval grows while every task is pinned.
@@ -53,22 +60,28 @@ enum GroupType {
 /// `enum migration_type`: what the imbalance counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Migration {
-    /// Fair load (weights).
+    /// Fair load (`cpu_load`, a task's `load_avg`).
     Load,
-    /// Utilization (a task counts as one full CPU).
+    /// Utilization (`cpu_util_cfs_boost`, a task's `task_util_est`).
     Util,
     /// Tasks.
     Task,
 }
 
-/// `struct sg_lb_stats`, from instantaneous values.
+/// `struct sg_lb_stats`.
 #[derive(Clone, Copy, Debug, Default)]
 struct GroupStats {
+    /// Σ `cpu_load`.
     load: u64,
+    /// Σ `cpu_util_cfs`.
+    util: u64,
+    /// Σ `cpu_runnable`.
+    runnable: u64,
+    /// Runnable tasks of every class, delayed fair ones included (`sum_nr_running`).
     nr_running: u32,
+    /// Runnable fair tasks, not delayed (`sum_h_nr_running`).
     h_nr_running: u32,
     idle_cpus: u32,
-    busy_cpus: u32,
     weight: u32,
     cores: u32,
     group_type: GroupType,
@@ -80,24 +93,21 @@ impl GroupStats {
         u64::from(self.weight) * CAPACITY
     }
 
-    fn util(&self) -> u64 {
-        u64::from(self.busy_cpus) * CAPACITY
-    }
-
-    fn runnable(&self) -> u64 {
-        u64::from(self.nr_running) * CAPACITY
+    /// The load per unit of capacity, the formula of `avg_load`.
+    fn load_per_capacity(&self) -> u64 {
+        self.load * CAPACITY / self.capacity()
     }
 
     /// `group_is_overloaded`: more tasks than CPUs, and the CPUs are (nearly) full.
     fn overloaded(&self, pct: u64) -> bool {
         self.nr_running > self.weight
-            && (self.capacity() * 100 < self.util() * pct || self.capacity() * pct < self.runnable() * 100)
+            && (self.capacity() * 100 < self.util * pct || self.capacity() * pct < self.runnable * 100)
     }
 
     /// `group_has_capacity`.
     fn has_capacity(&self, pct: u64) -> bool {
         self.nr_running < self.weight
-            || (self.capacity() * pct >= self.runnable() * 100 && self.capacity() * 100 > self.util() * pct)
+            || (self.capacity() * pct >= self.runnable * 100 && self.capacity() * 100 > self.util * pct)
     }
 
     /// `group_classify`.
@@ -112,9 +122,20 @@ impl GroupStats {
             GroupType::HasSpare
         };
         if self.group_type == GroupType::Overloaded {
-            self.avg_load = self.load * CAPACITY / self.capacity();
+            self.avg_load = self.load_per_capacity();
         }
     }
+}
+
+/// `struct sd_lb_stats`: a domain's groups as the balancer sees them.
+struct DomainStats {
+    local: GroupStats,
+    /// The busiest group other than the local one, with its index.
+    busiest: Option<(usize, GroupStats)>,
+    total_load: u64,
+    total_capacity: u64,
+    /// Σ `group_util`, for SIS_UTIL.
+    sum_util: u64,
 }
 
 /// What `find_busiest_group` found to fix.
@@ -129,7 +150,7 @@ impl<F: FairClass> Engine<'_, F> {
         self.rqs[cpu as usize].nr_running == 0
     }
 
-    fn jiffies(&self) -> u64 {
+    pub(super) fn jiffies(&self) -> u64 {
         self.now / self.t.tick_ns()
     }
 
@@ -204,7 +225,7 @@ impl<F: FairClass> Engine<'_, F> {
                 .map(|cd| &self.dom.domains[cd.domain as usize])
                 .find(|d| d.span.contains(prev));
             if let Some(d) = shared {
-                target = self.wake_affine(d, this, prev, sync);
+                target = self.wake_affine(d, pid, this, prev, sync);
             }
         }
         self.select_idle_sibling(pid, prev, target)
@@ -243,49 +264,52 @@ impl<F: FairClass> Engine<'_, F> {
     /// `wake_affine`: `this` (the waker's CPU) if WA_IDLE or WA_WEIGHT prefer it, else
     /// `prev`. WA_IDLE: an idle `this` sharing the cache with `prev` (the wake-up comes
     /// from an interrupt) gives `prev` if that is idle too, else `this`; a sync wake-up
-    /// whose waker is alone on `this` gives `this`; an idle `prev` gives `prev`.
-    /// WA_WEIGHT compares the loads: `this` (less the waker's weight when sync) against
-    /// `prev`, biased to `prev` by half the domain's imbalance percentage. The wakee's own
-    /// weight is in neither instantaneous load, so it is not subtracted from `prev`'s.
-    fn wake_affine(&self, d: &Domain, this: u32, prev: u32, sync: bool) -> u32 {
+    /// whose waker is the only runnable task on `this` (delayed ones do not count) gives
+    /// `this`; an idle `prev` gives `prev`. Otherwise WA_WEIGHT decides.
+    fn wake_affine(&self, d: &Domain, pid: u32, this: u32, prev: u32, sync: bool) -> u32 {
         let idle = |c: u32| self.cpu_idle(c);
+        let rq = &self.rqs[this as usize];
         let wa_idle = if idle(this) && self.dom.share_cache(this, prev) {
             Some(if idle(prev) { prev } else { this })
-        } else if sync && self.rqs[this as usize].nr_running == 1 {
+        } else if sync && rq.nr_running - rq.nr_delayed == 1 {
             Some(this)
         } else if idle(prev) {
             Some(prev)
         } else {
             None
         };
-        let target = wa_idle.unwrap_or_else(|| {
-            let mut this_load = self.rqs[this as usize].fair.load as i128;
-            if sync {
-                let current = self.rqs[this as usize].curr;
-                let current_load =
-                    if current == 0 { 0 } else { self.ents[current as usize].load.weight as i128 };
-                if current_load > this_load {
-                    return this;
-                }
-                this_load -= current_load;
-            }
-            let this_eff = this_load * 100;
-            let mut prev_eff =
-                self.rqs[prev as usize].fair.load as i128 * (100 + (d.imbalance_pct as i128 - 100) / 2);
-            if sync {
-                prev_eff += 1;
-            }
-            if this_eff < prev_eff {
-                this
-            } else {
-                prev
-            }
-        });
-        if target == this {
-            this
-        } else {
-            prev
+        match wa_idle {
+            Some(target) if target == this => this,
+            Some(_) => prev,
+            None if self.wake_affine_weight(d, pid, this, prev, sync) => this,
+            None => prev,
         }
+    }
+
+    /// `wake_affine_weight`: whether `this` is less loaded than `prev` once the wakee's
+    /// load moves from `prev` to `this` (and, for a sync wake-up, the waker's leaves
+    /// `this`; a waker heavier than its CPU's load settles it), `prev` favoured by half
+    /// the domain's imbalance percentage. The loads are the queues' averages and the
+    /// tasks' own (`task_h_load`) as last updated. The kernel also multiplies each side
+    /// by the other CPU's capacity; all capacities are equal here.
+    fn wake_affine_weight(&self, d: &Domain, pid: u32, this: u32, prev: u32, sync: bool) -> bool {
+        let mut this_eff = self.cpu_load(this) as i64;
+        if sync {
+            let current = self.rqs[this as usize].curr;
+            let current_load = if current == 0 { 0 } else { self.ents[current as usize].avg.load_avg as i64 };
+            if current_load > this_eff {
+                return true;
+            }
+            this_eff -= current_load;
+        }
+        let task_load = self.ents[pid as usize].avg.load_avg as i64;
+        this_eff = (this_eff + task_load) * 100;
+        let mut prev_eff =
+            (self.cpu_load(prev) as i64 - task_load) * (100 + (d.imbalance_pct as i64 - 100) / 2);
+        if sync {
+            prev_eff += 1;
+        }
+        this_eff < prev_eff
     }
 
     /// `select_idle_sibling`: `target` if idle; `prev` if idle and sharing the cache;
@@ -331,16 +355,18 @@ impl<F: FairClass> Engine<'_, F> {
         self.select_idle_cpu(pid, llc, has_idle_core, target).unwrap_or(target)
     }
 
-    /// `select_idle_cpu`: scans the LLC's allowed CPUs after `target` (wrapping). When
-    /// the LLC may have an idle core, the first core whose threads are all idle wins (an
-    /// idle thread of a busy core is kept as the fallback) and the scan is unbounded; if
-    /// no core was idle the LLC's hint is cleared. Otherwise the first idle CPU wins,
-    /// within the SIS_UTIL bound ([`Self::nr_idle_scan`]).
+    /// `select_idle_cpu`: scans the LLC's allowed CPUs after `target` (wrapping), unless
+    /// SIS_UTIL's scan depth for the LLC (`nr_idle_scan`, see [`idle_cpu_scan`]) is 0: so
+    /// busy an LLC is unlikely to have an idle CPU or core. When the LLC may have an idle
+    /// core, the first core whose threads are all idle wins (an idle thread of a busy
+    /// core is kept as the fallback) and the scan is not bounded; if no core was idle the
+    /// LLC's hint is cleared. Otherwise the first idle CPU wins, within the scan depth.
     fn select_idle_cpu(&mut self, pid: u32, llc: u32, has_idle_core: bool, target: u32) -> Option<u32> {
-        let mut nr = if has_idle_core { u32::MAX } else { self.nr_idle_scan(llc) + 1 };
-        if nr == 1 {
+        let scan = self.nr_idle_scan[llc as usize];
+        if scan == 0 {
             return None;
         }
+        let mut nr = scan + 1;
         let cpus = &self.dom.llc_cpus[llc as usize];
         let start = self.dom.llc_pos[target as usize] as usize + 1;
         let t = &self.tasks[pid as usize];
@@ -391,17 +417,6 @@ impl<F: FairClass> Engine<'_, F> {
         fallback
     }
 
-    /// SIS_UTIL's `nr_idle_scan` for an LLC: with x its utilization per CPU, the share
-    /// of its CPUs to scan is `1 − x²·pct²/10⁴` (pct = 117), nothing at 85 % busy. The
-    /// kernel computes it at each periodic balance of the LLC domain; this computes it
-    /// from the LLC's busy CPUs now.
-    fn nr_idle_scan(&self, llc: u32) -> u32 {
-        let weight = self.dom.llc_cpus[llc as usize].len() as u64;
-        let x = u64::from(self.llc_busy[llc as usize]) * CAPACITY / weight;
-        let tmp = (x * x * 117 * 117 / (10_000 * CAPACITY)).min(CAPACITY);
-        ((CAPACITY - tmp) * weight / CAPACITY) as u32
-    }
-
     // ---- the slow path: new tasks -------------------------------------------------
 
     /// `sched_balance_find_dst_cpu` (was `find_idlest_cpu`): from the top domain of
@@ -437,19 +452,21 @@ impl<F: FairClass> Engine<'_, F> {
         new
     }
 
-    /// The statistics of the CPUs `cpus` (`update_sg_lb_stats`), classified.
-    fn group_stats(&self, cpus: &[u32], cores: u32, pct: u64, imbalanced: bool) -> GroupStats {
-        let mut s = GroupStats { weight: cpus.len() as u32, cores, ..GroupStats::default() };
-        for &c in cpus {
-            let rq = &self.rqs[c as usize];
-            s.load += rq.fair.load;
-            s.nr_running += rq.nr_running;
-            s.h_nr_running += rq.fair.nr_running;
-            if rq.nr_running == 0 {
-                s.idle_cpus += 1;
-            } else {
-                s.busy_cpus += 1;
-            }
+    /// The statistics of group `g`, classified: `update_sg_lb_stats` for balancing, or
+    /// with `allowed` `update_sg_wakeup_stats` for a new task allowed on those CPUs, which
+    /// sums only them (the capacity and weight stay the whole group's). A new task is
+    /// attached nowhere yet (`last_update_time` 0), so the wake-up sums need none of the
+    /// kernel's "without the task" corrections (`cpu_load_without` and the like).
+    fn group_stats(&self, g: &Group, pct: u64, imbalanced: bool, allowed: Option<&CpuSet>) -> GroupStats {
+        let mut s = GroupStats { weight: g.cpus.len() as u32, cores: g.cores, ..GroupStats::default() };
+        for &c in g.cpus.iter().filter(|&&c| allowed.is_none_or(|a| a.contains(c))) {
+            s.load += self.cpu_load(c);
+            s.util += self.cpu_util(c, false);
+            s.runnable += self.cpu_runnable(c);
+            s.h_nr_running += self.h_nr_runnable(c);
+            let nr_running = self.rqs[c as usize].nr_running;
+            s.nr_running += nr_running;
+            s.idle_cpus += u32::from(nr_running == 0);
         }
         s.classify(pct, imbalanced);
         s
@@ -457,7 +474,8 @@ impl<F: FairClass> Engine<'_, F> {
 
     /// `sched_balance_find_dst_group` (was `find_idlest_group`): the least busy group
     /// holding an allowed CPU, or `None` when the local group (holding `this`) should
-    /// keep the task.
+    /// keep the task. Busy groups compare their average load (computed for fully busy
+    /// ones too), groups with spare capacity their idle CPUs, then their utilization.
     fn find_idlest_group(&self, d: &Domain, pid: u32, this: u32) -> Option<usize> {
         let aff = &self.tasks[pid as usize].affinity;
         let mut local: Option<GroupStats> = None;
@@ -466,7 +484,10 @@ impl<F: FairClass> Engine<'_, F> {
             if !g.cpus.iter().any(|&c| aff.contains(c)) {
                 continue;
             }
-            let s = self.group_stats(&g.cpus, g.cores, d.imbalance_pct, false);
+            let mut s = self.group_stats(g, d.imbalance_pct, false, Some(aff));
+            if s.group_type == GroupType::FullyBusy {
+                s.avg_load = s.load_per_capacity();
+            }
             if g.cpus.contains(&this) {
                 local = Some(s);
             } else if idlest.as_ref().is_none_or(|(_, best)| idlier(&s, best)) {
@@ -480,8 +501,7 @@ impl<F: FairClass> Engine<'_, F> {
         }
         match local.group_type {
             GroupType::Overloaded | GroupType::FullyBusy => {
-                let local_avg = local.load * CAPACITY / local.capacity();
-                let idlest_avg = idlest.load * CAPACITY / idlest.capacity();
+                let (local_avg, idlest_avg) = (local.avg_load, idlest.avg_load);
                 let imbalance = CAPACITY * (d.imbalance_pct - 100) / 100;
                 if d.numa() && idlest_avg + imbalance >= local_avg {
                     return None;
@@ -511,8 +531,8 @@ impl<F: FairClass> Engine<'_, F> {
 
     /// `sched_balance_find_dst_group_cpu` (was `find_idlest_group_cpu`): the idle
     /// allowed CPU that went idle last (the warmest cache; all idle states are equally
-    /// shallow here, and CPUs that never ran tie, the lowest winning), else the least
-    /// loaded allowed CPU, else `this`.
+    /// shallow here, and CPUs that never ran tie, the lowest winning), else the allowed
+    /// CPU of least load (`cpu_load`), else `this`.
     fn find_idlest_group_cpu(&self, cpus: &[u32], pid: u32, this: u32) -> u32 {
         if cpus.len() == 1 {
             return cpus[0];
@@ -526,8 +546,8 @@ impl<F: FairClass> Engine<'_, F> {
                 if idle.is_none_or(|(_, stamp)| rq.idle_stamp > stamp) {
                     idle = Some((c, rq.idle_stamp));
                 }
-            } else if idle.is_none() && least.is_none_or(|(_, load)| rq.fair.load < load) {
-                least = Some((c, rq.fair.load));
+            } else if idle.is_none() && least.is_none_or(|(_, load)| self.cpu_load(c) < load) {
+                least = Some((c, self.cpu_load(c)));
             }
         }
         idle.or(least).map_or(this, |(c, _)| c)
@@ -553,6 +573,8 @@ impl<F: FairClass> Engine<'_, F> {
         if self.jiffies() >= self.rqs[cpu as usize].next_balance {
             let idle = if self.cpu_idle(cpu) { IdleType::Idle } else { IdleType::NotIdle };
             self.pull_rt(cpu);
+            // sched_balance_softirq: the CPU's blocked load decays before it balances.
+            self.update_blocked_averages(cpu);
             self.rebalance_domains(cpu, idle);
         }
         self.nohz_balancer_kick(cpu);
@@ -594,26 +616,37 @@ impl<F: FairClass> Engine<'_, F> {
         }
     }
 
-    /// `nohz_balancer_kick`: a busy CPU's tick wakes the first idle CPU to balance for
-    /// every idle CPU (whose ticks are stopped) when the idle balance is due and this CPU
-    /// has a task to spare or its LLC more than one busy CPU.
+    /// `nohz_balancer_kick`: a busy CPU's tick wakes the first idle CPU to work for every
+    /// idle CPU (whose ticks are stopped): to balance (`NOHZ_BALANCE_KICK`) when the idle
+    /// balance is due and this CPU has a task to spare or its LLC more than one busy
+    /// CPU; to decay their blocked load (`NOHZ_STATS_KICK`) when some may have some and
+    /// the last decay is more than 32 ms old (`nohz.next_blocked`).
     fn nohz_balancer_kick(&mut self, cpu: u32) {
-        if self.cpu_idle(cpu) || self.idle.is_empty() || self.jiffies() < self.nohz_next_balance {
+        if self.cpu_idle(cpu) || self.idle.is_empty() {
             return;
         }
+        let jiffies = self.jiffies();
+        let stats = self.nohz_has_blocked && jiffies > self.nohz_next_blocked;
         let llc = self.dom.llc[cpu as usize];
-        if self.rqs[cpu as usize].nr_running >= 2 || self.llc_busy[llc as usize] > 1 {
+        let balance = jiffies >= self.nohz_next_balance
+            && (self.rqs[cpu as usize].nr_running >= 2 || self.llc_busy[llc as usize] > 1);
+        if stats || balance {
             let ilb = self.idle.first().expect("not empty");
-            self.nohz_idle_balance(ilb);
+            self.nohz_idle_balance(ilb, stats, balance);
         }
     }
 
-    /// `_nohz_idle_balance`: `ilb` balances, for each idle CPU from the one after it
-    /// (itself last) whose balance is due, that CPU's domains as if it were balancing;
-    /// a CPU that pulled a task is rescheduled.
-    fn nohz_idle_balance(&mut self, ilb: u32) {
+    /// `_nohz_idle_balance`: `ilb` works for each idle CPU from the one after it (itself
+    /// last): with `stats` it decays the CPU's blocked load ([`Self::update_nohz_stats`]);
+    /// with `balance`, when the CPU's balance is due, it balances the CPU's domains as if
+    /// the CPU were balancing, and a CPU that pulled a task is rescheduled.
+    fn nohz_idle_balance(&mut self, ilb: u32, stats: bool, balance: bool) {
         let jiffies = self.jiffies();
-        let mut next = jiffies + 60 * self.t.hz;
+        let mut next = None;
+        let mut has_blocked = false;
+        if stats {
+            self.nohz_has_blocked = false;
+        }
         let idle: Vec<u32> = self.idle.iter().collect();
         let start = idle.partition_point(|&c| c <= ilb);
         for i in 0..idle.len() {
@@ -621,22 +654,63 @@ impl<F: FairClass> Engine<'_, F> {
             if !self.cpu_idle(c) {
                 continue;
             }
-            if jiffies >= self.rqs[c as usize].next_balance {
+            if stats {
+                has_blocked |= self.update_nohz_stats(c);
+            }
+            if balance && jiffies >= self.rqs[c as usize].next_balance {
                 self.pull_rt(c);
                 self.rebalance_domains(c, IdleType::Idle);
                 if !self.cpu_idle(c) {
                     self.resched(c);
                 }
             }
-            next = next.min(self.rqs[c as usize].next_balance);
+            let due = self.rqs[c as usize].next_balance;
+            next = Some(next.map_or(due, |n: u64| n.min(due)));
         }
-        self.nohz_next_balance = next;
+        if let Some(n) = next {
+            self.nohz_next_balance = n;
+        }
+        if stats {
+            // msecs_to_jiffies(LOAD_AVG_PERIOD), rounded up.
+            self.nohz_next_blocked = jiffies + (LOAD_AVG_PERIOD * self.t.hz).div_ceil(1000);
+        }
+        if has_blocked {
+            self.nohz_has_blocked = true;
+        }
+    }
+
+    /// `update_nohz_stats`: decays the idle `cpu`'s blocked load unless it has none or it
+    /// was decayed this jiffy; returns whether some is left.
+    fn update_nohz_stats(&mut self, cpu: u32) -> bool {
+        let rq = &self.rqs[cpu as usize];
+        if !rq.has_blocked_load {
+            return false;
+        }
+        if self.jiffies() <= rq.last_blocked_load_update_tick {
+            return true;
+        }
+        self.update_blocked_averages(cpu);
+        self.rqs[cpu as usize].has_blocked_load
+    }
+
+    /// `nohz_newidle_balance`: a CPU going idle for a while (`avg_idle` at least the
+    /// migration cost) decays the idle CPUs' blocked load on its way, when that is due
+    /// (`nohz_run_idle_balance`).
+    fn nohz_newidle_balance(&mut self, cpu: u32) {
+        if self.rqs[cpu as usize].avg_idle >= self.t.migration_cost_ns
+            && self.nohz_has_blocked
+            && self.jiffies() >= self.nohz_next_blocked
+        {
+            self.nohz_idle_balance(cpu, true, false);
+        }
     }
 
     /// `sched_balance_newidle`: `cpu` found nothing to run. Real-time tasks are pulled
     /// first; then, when some CPU has more than one task (the root domain's overload
-    /// flag), the domains bottom-up for as long as the CPU expects to stay idle
-    /// (`avg_idle`) longer than their balancing costs, until a task is pulled.
+    /// flag) and the CPU expects to stay idle (`avg_idle`) longer than balancing its
+    /// lowest domain costs, its blocked load decays and the domains are balanced
+    /// bottom-up for as long as that holds, until a task is pulled. A CPU that pulls
+    /// nothing decays the idle CPUs' blocked load when due ([`Self::nohz_newidle_balance`]).
     pub(super) fn newidle_balance(&mut self, cpu: u32) -> bool {
         let now = self.now;
         self.rqs[cpu as usize].idle_stamp = now;
@@ -653,10 +727,15 @@ impl<F: FairClass> Engine<'_, F> {
             rq.next_balance = rq.next_balance.min(n);
             self.nohz_next_balance = self.nohz_next_balance.min(rq.next_balance);
         }
-        if self.overloaded_cpus == 0 {
+        let avg_idle = self.rqs[cpu as usize].avg_idle;
+        let first_cost = self.dom.per_cpu[cpu as usize]
+            .first()
+            .map(|cd| NEWIDLE_COST_PER_CPU_NS * u64::from(self.dom.domains[cd.domain as usize].weight));
+        if self.overloaded_cpus == 0 || first_cost.is_none_or(|c| avg_idle < c) {
+            self.nohz_newidle_balance(cpu);
             return false;
         }
-        let avg_idle = self.rqs[cpu as usize].avg_idle;
+        self.update_blocked_averages(cpu);
         let mut cost = 0;
         for level in 0..self.dom.per_cpu[cpu as usize].len() {
             let d = self.dom.per_cpu[cpu as usize][level].domain;
@@ -673,6 +752,7 @@ impl<F: FairClass> Engine<'_, F> {
                 break;
             }
         }
+        self.nohz_newidle_balance(cpu);
         false
     }
 
@@ -697,8 +777,9 @@ impl<F: FairClass> Engine<'_, F> {
 
     /// `sched_balance_rq` (was `load_balance`) of `cpu`'s domain at `level`: find the
     /// busiest group and its busiest CPU, pull tasks from it, and adapt the domain's
-    /// interval and failure count. Returns whether tasks moved and whether upper domains
-    /// should be balanced too.
+    /// interval and failure count. A periodic balance of the LLC domain also sets the
+    /// LLC's SIS_UTIL scan depth (`update_idle_cpu_scan`). Returns whether tasks moved
+    /// and whether upper domains should be balanced too.
     fn load_balance(&mut self, cpu: u32, level: usize, idle: IdleType) -> (bool, bool) {
         let cd = self.dom.per_cpu[cpu as usize][level].clone();
         let d = &self.dom.domains[cd.domain as usize];
@@ -706,7 +787,12 @@ impl<F: FairClass> Engine<'_, F> {
         if !self.should_we_balance(cpu, &d.groups[cd.local as usize].cpus, idle) {
             return (false, false);
         }
-        let found = self.find_busiest_group(d, cd.local as usize, idle).and_then(|imb| {
+        let sds = self.update_sd_lb_stats(d, cd.local as usize);
+        let llc = self.dom.llc[cpu as usize] as usize;
+        if idle != IdleType::NewlyIdle && d.weight as usize == self.dom.llc_cpus[llc].len() {
+            self.nr_idle_scan[llc] = idle_cpu_scan(sds.sum_util, d.weight, d.imbalance_pct);
+        }
+        let found = self.find_busiest_group(d, &sds, idle).and_then(|imb| {
             let src = self.find_busiest_queue(&d.groups[imb.group].cpus, imb.migration, imb.amount)?;
             Some((imb, src))
         });
@@ -758,28 +844,38 @@ impl<F: FairClass> Engine<'_, F> {
         }
     }
 
+    /// `update_sd_lb_stats`: the statistics of every group of `d`, keeping the local
+    /// group's (the one at `local_idx`) and the busiest other's, and the domain's totals.
+    fn update_sd_lb_stats(&self, d: &Domain, local_idx: usize) -> DomainStats {
+        let mut sds = DomainStats {
+            local: GroupStats::default(),
+            busiest: None,
+            total_load: 0,
+            total_capacity: 0,
+            sum_util: 0,
+        };
+        for (i, g) in d.groups.iter().enumerate() {
+            let s = self.group_stats(g, d.imbalance_pct, self.group_imbalance[g.unit as usize], None);
+            sds.total_load += s.load;
+            sds.total_capacity += s.capacity();
+            sds.sum_util += s.util;
+            if i == local_idx {
+                sds.local = s;
+            } else if self.pick_busiest(d, &s, sds.busiest.as_ref()) {
+                sds.busiest = Some((i, s));
+            }
+        }
+        sds
+    }
+
     /// `sched_balance_find_src_group` (was `find_busiest_group`) with
     /// `calculate_imbalance`: the busiest group other than the local one, and how much
     /// to move from it, or `None` when the domain is balanced enough.
-    fn find_busiest_group(&self, d: &Domain, local_idx: usize, idle: IdleType) -> Option<Imbalance> {
+    fn find_busiest_group(&self, d: &Domain, sds: &DomainStats, idle: IdleType) -> Option<Imbalance> {
         let pct = d.imbalance_pct;
-        let mut local = GroupStats::default();
-        let mut busiest: Option<(usize, GroupStats)> = None;
-        let (mut total_load, mut total_capacity) = (0u64, 0u64);
-        for (i, g) in d.groups.iter().enumerate() {
-            let s = self.group_stats(&g.cpus, g.cores, pct, self.group_imbalance[g.unit as usize]);
-            total_load += s.load;
-            total_capacity += s.capacity();
-            if i == local_idx {
-                local = s;
-                continue;
-            }
-            if self.pick_busiest(d, &s, busiest.as_ref()) {
-                busiest = Some((i, s));
-            }
-        }
-        let (group, busiest) = busiest?;
-        let avg_load = total_load * CAPACITY / total_capacity.max(1);
+        let local = sds.local;
+        let (group, busiest) = sds.busiest?;
+        let avg_load = sds.total_load * CAPACITY / sds.total_capacity.max(1);
         let force = |migration, amount| Some(Imbalance { group, migration, amount });
         if busiest.group_type != GroupType::Imbalanced {
             if local.group_type > busiest.group_type {
@@ -813,7 +909,7 @@ impl<F: FairClass> Engine<'_, F> {
         }
         if local.group_type == GroupType::HasSpare {
             if busiest.group_type > GroupType::FullyBusy && !d.shares_llc() {
-                let spare = local.capacity().max(local.util()) - local.util();
+                let spare = local.capacity().max(local.util) - local.util;
                 if idle != IdleType::NotIdle && spare == 0 {
                     return force(Migration::Task, 1);
                 }
@@ -835,7 +931,7 @@ impl<F: FairClass> Engine<'_, F> {
             });
         }
         let local_avg = if local.group_type < GroupType::Overloaded {
-            let local_avg = local.load * CAPACITY / local.capacity();
+            let local_avg = local.load_per_capacity();
             if local_avg >= busiest.avg_load || local_avg >= avg_load {
                 return None;
             }
@@ -875,45 +971,49 @@ impl<F: FairClass> Engine<'_, F> {
         }
     }
 
-    /// `sched_balance_find_src_rq` (was `find_busiest_queue`): the CPU of the group with
-    /// fair tasks that is busiest in what the imbalance counts — the most load (a CPU
-    /// whose single task outweighs the imbalance is skipped), the most tasks, or (for
-    /// utilization) the first with more than one task.
+    /// `sched_balance_find_src_rq` (was `find_busiest_queue`): among the group's CPUs with
+    /// runnable (not delayed) fair tasks, the busiest in what the imbalance counts: the
+    /// most load (`cpu_load`; a CPU whose single task outweighs the imbalance is
+    /// skipped), the most utilization (`cpu_util_cfs_boost`, among CPUs with more than
+    /// one task), or the most tasks. A CPU of zero load or utilization is never the
+    /// busiest.
     fn find_busiest_queue(&self, cpus: &[u32], migration: Migration, imbalance: u64) -> Option<u32> {
-        let mut best: Option<(u32, u64)> = None;
+        let (mut busiest, mut most) = (None, 0);
         for &c in cpus {
-            let rq = &self.rqs[c as usize];
-            if rq.fair.nr_running == 0 {
+            let nr = self.h_nr_runnable(c);
+            if nr == 0 {
                 continue;
             }
             let key = match migration {
                 Migration::Load => {
-                    if rq.nr_running == 1 && rq.fair.load > imbalance {
+                    let load = self.cpu_load(c);
+                    if nr == 1 && load > imbalance {
                         continue;
                     }
-                    rq.fair.load
+                    load
                 }
                 Migration::Util => {
-                    if rq.nr_running <= 1 {
+                    if nr <= 1 {
                         continue;
                     }
-                    CAPACITY
+                    self.cpu_util(c, true)
                 }
-                Migration::Task => u64::from(rq.fair.nr_running),
+                Migration::Task => u64::from(nr),
             };
-            if best.is_none_or(|(_, k)| key > k) {
-                best = Some((c, key));
+            if key > most {
+                (busiest, most) = (Some(c), key);
             }
         }
-        best.map(|(c, _)| c)
+        busiest
     }
 
     /// `detach_tasks` + `attach_tasks`: moves queued fair tasks of `src`, least recently
     /// queued first, to `dst` while the imbalance lasts (one task when newly idle; at
     /// most `sysctl_sched_nr_migrate`; never the last task of `src` when `dst` is idle).
-    /// A task's load counts shifted right by the failures so far (`shr_bound`), its
-    /// utilization as one full CPU. Returns how many moved, whether every task was pinned
-    /// away from `dst`, and whether some were.
+    /// A task counts its load (`task_h_load`, at least 1) or its utilization
+    /// (`task_util_est`), shifted right by the failures so far (`shr_bound`) when compared
+    /// with what is left to move, or one task. Returns how many moved, whether every task
+    /// was pinned away from `dst`, and whether some were.
     fn detach_tasks(
         &mut self,
         src: u32,
@@ -944,12 +1044,13 @@ impl<F: FairClass> Engine<'_, F> {
             if !self.can_migrate(p, domain, failed) {
                 continue;
             }
+            let avg = &self.ents[p as usize].avg;
             let cost = match imb.migration {
-                Migration::Load => self.ents[p as usize].load.weight,
-                Migration::Util => CAPACITY,
+                Migration::Load => avg.load_avg.max(1),
+                Migration::Util => avg.task_util_est(),
                 Migration::Task => 1,
             };
-            let shifted = if imb.migration == Migration::Load { cost >> failed.min(63) } else { cost };
+            let shifted = if imb.migration == Migration::Task { cost } else { cost >> failed.min(63) };
             if shifted > left {
                 continue;
             }
@@ -1026,21 +1127,30 @@ impl<F: FairClass> Engine<'_, F> {
 }
 
 /// Whether group `s` is idler than `best` (`update_pick_idlest`): a lower group type;
-/// within one, less average load when busy, more idle CPUs (then fewer tasks) with
-/// spare capacity.
+/// within one, less average load when busy, more idle CPUs (then less utilization)
+/// with spare capacity.
 fn idlier(s: &GroupStats, best: &GroupStats) -> bool {
     if s.group_type != best.group_type {
         return s.group_type < best.group_type;
     }
     match s.group_type {
-        GroupType::Overloaded | GroupType::FullyBusy => {
-            s.load * CAPACITY / s.capacity() < best.load * CAPACITY / best.capacity()
-        }
+        GroupType::Overloaded | GroupType::FullyBusy => s.avg_load < best.avg_load,
         GroupType::Imbalanced => false,
         GroupType::HasSpare => {
-            s.idle_cpus > best.idle_cpus || (s.idle_cpus == best.idle_cpus && s.busy_cpus < best.busy_cpus)
+            s.idle_cpus > best.idle_cpus || (s.idle_cpus == best.idle_cpus && s.util < best.util)
         }
     }
+}
+
+/// `update_idle_cpu_scan`: SIS_UTIL's scan depth for an LLC of `weight` CPUs whose
+/// utilization sums to `sum_util`. With x the utilization per CPU (of 1024), the share
+/// of the CPUs to scan is `1 − x²·pct²/10⁴` (in units of 1024): all of them when idle,
+/// none from `100/pct` busy (85 % at the LLC's `imbalance_pct` 117, where a group counts
+/// as overloaded).
+fn idle_cpu_scan(sum_util: u64, weight: u32, pct: u64) -> u32 {
+    let x = sum_util / u64::from(weight);
+    let tmp = (x * x * pct * pct / (10_000 * CAPACITY)).min(CAPACITY);
+    ((CAPACITY - tmp) * u64::from(weight) / CAPACITY) as u32
 }
 
 /// `sibling_imbalance`: tasks to move so that both groups run as many tasks per core
@@ -1069,5 +1179,82 @@ fn adjust_numa_imbalance(imbalance: u32, dst_running: u32, imb_numa_nr: u32) -> 
         imbalance
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::class::Eevdf;
+    use crate::{tunable_scale, FairFlavor, Hooks, Op, Program, SimConfig, TaskSpec, Workload};
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn a_cpu_of_sleepers_keeps_their_load_while_nothing_is_queued() {
+        // CPU 0: two hogs. CPU 1: four tasks that run 0.2 ms and sleep 1.8 ms, one after
+        // the other (they settle 0.2 ms apart): CPU 1 runs 0.8 ms of every 2 ms and is
+        // idle from about 201.0 to 202.2 ms. All pinned.
+        let mut w = Workload::default();
+        let hog = w.add_program(Program::new("hog").op(Op::Compute(1000 * MS)));
+        let sleeper = w.add_program(
+            Program::new("sleeper").repeat(0, |p| p.op(Op::Compute(MS / 5)).op(Op::Sleep(9 * MS / 5))),
+        );
+        for _ in 0..2 {
+            w.tasks.push(TaskSpec { affinity: Some(vec![0]), ..TaskSpec::new("hog", hog) });
+        }
+        for _ in 0..4 {
+            w.tasks.push(TaskSpec { affinity: Some(vec![1]), ..TaskSpec::new("sleeper", sleeper) });
+        }
+        w.duration_ns = Some(201 * MS + MS / 2);
+        let config = SimConfig::new(2, FairFlavor::Eevdf);
+        let mut e =
+            Engine::new(&w, &config, Eevdf::new(&config.tunables, tunable_scale(2)), Hooks::default())
+                .expect("a valid workload");
+        e.advance().expect("runs");
+
+        // Instantaneously CPU 1 is empty: no task, no queued weight.
+        assert_eq!((e.rqs[1].nr_running, e.rqs[1].fair.load), (0, 0));
+        // Its averages still hold the sleepers: each was queued (and ran) 10 % of the
+        // time, 0.1 × 1024 = 102 (a little more with its system calls), four of them.
+        for p in 3..=6 {
+            let a = &e.ents[p].avg;
+            assert!((100..=125).contains(&a.load_avg), "sleeper {p}: {a:?}");
+        }
+        assert!((400..=500).contains(&e.cpu_load(1)), "load {}", e.cpu_load(1));
+        assert!((400..=450).contains(&e.cpu_util(1, false)), "util {}", e.cpu_util(1, false));
+        // CPU 0's two hogs: a load of two nice-0 tasks, always runnable, one running.
+        assert_eq!(e.cpu_load(0), 2048);
+        assert!(e.cpu_util(0, false) >= 1000 && e.cpu_runnable(0) >= 2000);
+
+        // The balancer of the machine's one domain sees CPU 1's group with that load and
+        // utilization, not an empty CPU.
+        let d = &e.dom.domains[0];
+        let sds = e.update_sd_lb_stats(d, 1);
+        assert_eq!(
+            (sds.local.load, sds.local.util, sds.local.nr_running),
+            (e.cpu_load(1), e.cpu_util(1, false), 0)
+        );
+        assert_eq!(sds.total_load, 2048 + e.cpu_load(1));
+        // And SIS_UTIL scans nothing: about (1019 + 419)/2 = 719 per CPU leaves
+        // (1024 − 691)/1024 of the 2 CPUs to scan, none once rounded down
+        // (`idle_cpu_scan`), where one busy CPU of two (512 per CPU), as the instantaneous
+        // view had it, would scan one.
+        assert!(sds.sum_util > 1400, "{}", sds.sum_util);
+        assert_eq!(e.nr_idle_scan[0], 0);
+    }
+
+    #[test]
+    fn sis_util_scans_fewer_cpus_as_the_llc_fills() {
+        // x = util per CPU; share scanned = 1 − x²·117²/(10⁴·1024²).
+        assert_eq!(idle_cpu_scan(0, 16, 117), 16);
+        // x = 512: 512²·13689/10240000 = 350 → (1024 − 350)·2/1024 = 1.3.
+        assert_eq!(idle_cpu_scan(1024, 2, 117), 1);
+        // x = 719: 691 → (1024 − 691)·2/1024 = 0.65.
+        assert_eq!(idle_cpu_scan(1438, 2, 117), 0);
+        // 85 % busy (x = 875 > 1024·100/117) scans nothing, even on a big LLC; 68 %
+        // (x = 700: 655) scans (1024 − 655)·64/1024 = 23 CPUs.
+        assert_eq!(idle_cpu_scan(875 * 64, 64, 117), 0);
+        assert_eq!(idle_cpu_scan(700 * 64, 64, 117), 23);
     }
 }

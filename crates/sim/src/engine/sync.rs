@@ -301,12 +301,26 @@ impl<F: FairClass> Engine<'_, F> {
         if queued {
             self.dequeue(pid, Dequeue::Migrate);
         }
+        // set_load_weight with the old class: a fair task's load changes weight in its
+        // queue's averages (`reweight_task_fair`); switched_from_fair then takes it out.
+        let load = LoadWeight::for_task(s.nice, s.policy == Policy::Idle);
+        let was_fair = !self.is_rt(pid);
+        if was_fair {
+            self.reweight_load(cpu, pid, load);
+            if s.policy.is_rt() {
+                self.detach_load(cpu, pid);
+            }
+        }
         let e = &mut self.ents[pid as usize];
         e.policy = s.policy;
         e.nice = s.nice;
         e.rt_priority = s.rt_priority;
-        e.load = LoadWeight::for_task(s.nice, s.policy == Policy::Idle);
+        e.load = load;
+        let becomes_fair = !was_fair && !s.policy.is_rt();
         if !queued {
+            if becomes_fair {
+                self.attach_load(cpu, pid);
+            }
             return;
         }
         if running && s.policy.is_rt() {
@@ -318,6 +332,10 @@ impl<F: FairClass> Engine<'_, F> {
             self.rt_runnable += 1;
         } else {
             self.enqueue(pid, cpu, Enqueue::Migrated { from_min_vruntime });
+        }
+        if becomes_fair {
+            // switched_to_fair, once queued.
+            self.attach_load(cpu, pid);
         }
         if running {
             self.resched(cpu);

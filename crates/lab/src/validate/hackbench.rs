@@ -227,6 +227,9 @@ mod tests {
     fn command_and_spec_match() {
         let p = HackbenchParams { groups: 3, fds: 20, loops: 50, size: 100 };
         assert_eq!(p.command().join(" "), "hackbench -g 3 -f 20 -l 50 -s 100 -p");
-        assert_eq!(p.sim_spec(), "hackbench:groups=3,fds=20,loops=50,size=100,ipc=pipe,mode=process");
+        assert_eq!(
+            p.sim_spec(),
+            "hackbench:groups=3,fds=20,loops=50,size=100,ipc=pipe,mode=process,parent=yes"
+        );
     }
 }

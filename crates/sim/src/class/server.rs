@@ -23,10 +23,13 @@
 //!   already-throttled server, which takes the branch above: a new deferred period
 //!   starts at the instant the budget ran out. Real-time tasks then get exactly
 //!   `period - runtime` before the next window — measured: 950.0 ms every time.
-//! - **Stopped** (`dl_server_stop`): no fair task on the CPU. A fair task arriving
-//!   starts it again (`dl_server_start`): the old deadline and budget are kept if the
-//!   CBS wake-up rule allows (`dl_entity_overflow`), else a new period starts; a server
-//!   that had found starvation (`dl_defer_running`) runs at once instead of deferring.
+//! - **Stopped** (`dl_server_stop`): no fair task on the CPU. (Simplified: 6.18 stops
+//!   the server only once the server itself finds nothing to run, charging idle time
+//!   until then; a fair task that sleeps and wakes under a real-time hog is served only
+//!   approximately as the kernel serves it.) A fair task arriving starts it again
+//!   (`dl_server_start`): the old deadline and budget are kept if the CBS wake-up rule
+//!   allows (`dl_entity_overflow`), else a new period starts; a server that had found
+//!   starvation (`dl_defer_running`) runs at once instead of deferring.
 //! - **Idle** time is charged to the budget too, without making it negative
 //!   (`dl_server_update_idle_time`), and clears the starvation.
 //!

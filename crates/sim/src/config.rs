@@ -307,7 +307,9 @@ impl Tunables {
     }
 
     /// Sets tunable `name` from text; durations accept a unit suffix (`ns`, `us`, `ms`,
-    /// `s`; none means nanoseconds) and flags accept `0/1/true/false/on/off`.
+    /// `s`; none means nanoseconds), `sched_rt_runtime_ns` also -1 (no limit), and flags
+    /// accept `0/1/true/false/on/off`. A runtime and its period are checked against each
+    /// other by [`Tunables::check`], once all are set.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
         let Some(field) = self.field(name) else {
             return Err(TunableError::Unknown { name: name.to_string() });

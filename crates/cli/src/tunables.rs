@@ -49,6 +49,7 @@ fn display(v: TunableValue) -> String {
         TunableValue::Duration(ns) => format!("{ns} ({})", human::duration(ns)),
         TunableValue::Number(n) => n.to_string(),
         TunableValue::Flag(on) => if on { "1 (on)" } else { "0 (off)" }.to_string(),
+        TunableValue::Unlimited => "-1 (no limit)".to_string(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! One rt-app file, two worlds: each test runs a small file with the real rt-app (Debian's
 //! 1.0, on this machine; it needs root for its real-time threads) and in the simulator,
 //! and compares when each thread finished (rt-app's per-thread logs against the
-//! simulated tasks' exits). A test that cannot run rt-app fails and says why.
+//! simulated tasks' exits), or, for a real-time hog next to a fair one, how much CPU time
+//! each got. A test that cannot run rt-app fails and says why.
 //!
 //! **Tolerance: 3 ms + 5 % of the simulated time.** The machine is shared (2 CPUs, other
 //! builds running), so the files run their threads `SCHED_FIFO`, which ordinary
@@ -25,7 +26,7 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use schedlab_lab::validate::rtapp::{calibrate_loop, run_logs, ThreadLog};
+use schedlab_lab::validate::rtapp::{calibrate_loop, run, run_logs, ThreadLog};
 use schedlab_sim::workloads::rtapp;
 use schedlab_sim::{FairFlavor, Report, SimConfig};
 
@@ -362,4 +363,64 @@ fn rt_app_1_0_ignores_the_keys_of_later_versions() {
     );
     assert_eq!(b.real.len(), 1, "rt-app 1.0 forked a thread: the README's rt-app table is out of date");
     assert_eq!(b.sim.tasks.len(), 2, "the simulator forks");
+}
+
+#[test]
+fn a_fifo_hog_leaves_a_fair_hog_what_the_fair_server_gives_it() {
+    // On CPU 1, from a barrier that both threads pass at once (rt-app may start them
+    // tens of ms apart on a loaded machine): a SCHED_OTHER thread spins for 2.99 s of wall
+    // time, then sleeps; a SCHED_FIFO one sleeps 10 ms (so that the fair one starts its
+    // spin: rt-app's spin counts from its own first instruction) and spins for 3 s. The
+    // kernel (6.18, as the README's "The simulated kernel" says) runs the fair thread in
+    // its CPU's fair server's windows: the first at the zero-laxity instant 10 + 950 ms,
+    // for the 50 ms budget and up to the next tick (w1 ms); the real-time thread then
+    // gets exactly 950 ms before each next window (w2 ms from 1910 + w1, the third from
+    // 2860 + w1 + w2), in which the fair thread's spin ends at 2990. So the fair thread
+    // runs 10 ms alone, then w1 + w2 + (2990 - (2860 + w1 + w2)) = 130 ms whatever the
+    // windows' phase to the ticks: 140 ms. The real-time thread runs the rest of its
+    // 3 s, less what RT throttling takes once a period's 950 ms are used up, which
+    // depends on the periods' phase (simulated, the periods counted from its arrival at
+    // 0: in [2000, 3000) it runs 2016 to 2966 and 2990 to 2992, throttled from that tick
+    // to 3000: 2862 ms; on this machine kernel threads such as watchdogd keep the period
+    // timer running with a phase of its own, and other tasks and interrupts take
+    // slivers: 2850 to 2864 ms measured).
+    //
+    // CPU times are compared (sampled by `run` every 5 ms; the fair thread sleeps after
+    // its spin so that its last sample is its total). Other sessions' tasks on CPU 1 share
+    // the fair thread's time (autogroups weigh sessions alike, whatever the nice value),
+    // but the load balancer moves them off a CPU that a real-time task fills.
+    let doc = r#"{"global": {"duration": -1, "lock_pages": false}, "tasks": {
+        "fair": {"policy": "SCHED_OTHER", "cpus": [1], "loop": 1,
+                 "phases": {"go": {"barrier": "go"}, "spin": {"runtime": 2990000}, "rest": {"sleep": 500000}}},
+        "rt": {"policy": "SCHED_FIFO", "priority": 10, "cpus": [1], "loop": 1,
+               "phases": {"go": {"barrier": "go"}, "wait": {"sleep": 10000}, "spin": {"runtime": 3000000}}}}}"#;
+    require_rt_app();
+    let w = rtapp::parse(doc, "hogs.json").unwrap_or_else(|e| panic!("{e}"));
+    let sim = schedlab_sim::simulate(&w, &SimConfig::new(CPUS, FairFlavor::Eevdf), None).unwrap();
+    let rate = ns_per_loop();
+    let file = std::env::temp_dir().join(format!("schedlab-rt-throttle-{}.json", std::process::id()));
+    std::fs::write(&file, doc).expect("write the rt-app file");
+    let real = {
+        let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        run(&file, rate, LIMIT)
+    };
+    let _ = std::fs::remove_file(&file);
+    let real = real.unwrap_or_else(|e| panic!("rt-app: {e}"));
+    for (key, by_hand) in [("fair", 140.0), ("rt", 2_862.0)] {
+        let r =
+            real.tasks.iter().find(|t| t.key == key).unwrap_or_else(|| panic!("rt-app has no thread {key}"));
+        let s = sim
+            .tasks
+            .iter()
+            .find(|t| t.name.starts_with(key))
+            .unwrap_or_else(|| panic!("no simulated {key}"));
+        let (r, s) = (r.runtime_ns as f64 / 1e6, s.runtime_ns as f64 / 1e6);
+        let tolerance = 3.0 + 0.05 * s;
+        eprintln!("{key}: real {r:.2} ms, simulated {s:.2} ms of CPU, by hand {by_hand} ms");
+        assert!(
+            (r - s).abs() <= tolerance,
+            "{key}: real {r:.2} ms, simulated {s:.2} ms of CPU (±{tolerance:.1})"
+        );
+        assert!((s - by_hand).abs() <= tolerance, "{key}: simulated {s:.2} ms, by hand {by_hand} ms");
+    }
 }

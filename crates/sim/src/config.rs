@@ -95,6 +95,22 @@ pub struct Tunables {
     pub rr_timeslice_ns: Ns,
     /// The quantum of the `timeshare` fair class.
     pub timeshare_quantum_ns: Ns,
+    /// `sched_rt_period_us` in nanoseconds: the period over which each CPU's real-time
+    /// tasks may use `sched_rt_runtime_ns` of CPU time (RT throttling).
+    pub sched_rt_period_ns: Ns,
+    /// `sched_rt_runtime_us` in nanoseconds: the CPU time each CPU's real-time tasks may
+    /// use per period before they are throttled until the next one; `None` is the
+    /// kernel's -1 (`RUNTIME_INF`): no throttling. A runtime equal to the period also
+    /// throttles nothing; 0 leaves no real-time task allowed at all (the kernel refuses
+    /// `SCHED_FIFO`/`SCHED_RR` with EPERM).
+    pub sched_rt_runtime_ns: Option<Ns>,
+    /// The fair server's runtime (`/sys/kernel/debug/sched/fair_server/cpuN/runtime`):
+    /// fair tasks starved by real-time ones get this much CPU time per
+    /// `fair_server_period_ns`, at the end of the period (the server is deferred). 0
+    /// disables the server.
+    pub fair_server_runtime_ns: Ns,
+    /// The fair server's period (`fair_server/cpuN/period`).
+    pub fair_server_period_ns: Ns,
     /// Pipe and FIFO buffer size (`/proc/sys/fs/pipe-max-size` default 64 KiB).
     pub pipe_bytes: u32,
     /// UNIX stream socket buffer per direction (`net.core.wmem_default`).
@@ -149,6 +165,10 @@ impl Tunables {
             migration_cost_ns: 500_000,
             rr_timeslice_ns: 100 * NSEC_PER_MSEC,
             timeshare_quantum_ns: 100 * NSEC_PER_MSEC,
+            sched_rt_period_ns: 1_000 * NSEC_PER_MSEC,
+            sched_rt_runtime_ns: Some(950 * NSEC_PER_MSEC),
+            fair_server_runtime_ns: 50 * NSEC_PER_MSEC,
+            fair_server_period_ns: 1_000 * NSEC_PER_MSEC,
             pipe_bytes: 65_536,
             socket_bytes: 212_992,
             msgmnb: 16_384,
@@ -201,6 +221,16 @@ impl Tunables {
         ("migration_cost_ns", "load balancer: cache-hot time (0.5 ms)"),
         ("rr_timeslice_ns", "SCHED_RR quantum (100 ms)"),
         ("timeshare_quantum_ns", "timeshare class quantum (100 ms)"),
+        (
+            "sched_rt_runtime_ns",
+            "RT throttling: CPU time real-time tasks may use per period on each CPU (950 ms; -1: no limit)",
+        ),
+        ("sched_rt_period_ns", "RT throttling: the period of sched_rt_runtime_ns (1 s)"),
+        (
+            "fair_server_runtime_ns",
+            "fair server: CPU time starved fair tasks get per period, at its end (50 ms; 0: off)",
+        ),
+        ("fair_server_period_ns", "fair server: its period (1 s; 100 us..4.194304 s)"),
         ("pipe_bytes", "pipe/FIFO buffer (65536)"),
         ("socket_bytes", "UNIX socket buffer per direction (212992)"),
         ("msgmnb", "System V message queue size (16384)"),
@@ -221,6 +251,10 @@ impl Tunables {
         use Field::{Duration as D, Flag as F, Number as N, Size as S};
         const ANY: (u64, u64) = (0, u64::MAX);
         const POSITIVE: (u64, u64) = (1, u64::MAX);
+        // sched_rt_period_us: 1 us..INT_MAX us.
+        const RT_PERIOD: (u64, u64) = (1_000, i32::MAX as u64 * 1_000);
+        // kernel/sched/debug.c: fair_server_period_min (100 us) and _max (2^22 us).
+        const FAIR_SERVER_PERIOD: (u64, u64) = (100_000, (1 << 22) * 1_000);
         Some(match name {
             "hz" => N(&mut self.hz, (1, 10_000)),
             "hrtick" => F(&mut self.hrtick),
@@ -240,6 +274,10 @@ impl Tunables {
             "migration_cost_ns" => D(&mut self.migration_cost_ns, ANY),
             "rr_timeslice_ns" => D(&mut self.rr_timeslice_ns, POSITIVE),
             "timeshare_quantum_ns" => D(&mut self.timeshare_quantum_ns, POSITIVE),
+            "sched_rt_runtime_ns" => Field::Runtime(&mut self.sched_rt_runtime_ns, RT_PERIOD.1),
+            "sched_rt_period_ns" => D(&mut self.sched_rt_period_ns, RT_PERIOD),
+            "fair_server_runtime_ns" => D(&mut self.fair_server_runtime_ns, (0, FAIR_SERVER_PERIOD.1)),
+            "fair_server_period_ns" => D(&mut self.fair_server_period_ns, FAIR_SERVER_PERIOD),
             "pipe_bytes" => S(&mut self.pipe_bytes),
             "socket_bytes" => S(&mut self.socket_bytes),
             "msgmnb" => S(&mut self.msgmnb),
@@ -261,6 +299,7 @@ impl Tunables {
         let mut copy = self.clone();
         Some(match copy.field(name)? {
             Field::Duration(v, _) => TunableValue::Duration(*v),
+            Field::Runtime(v, _) => v.map_or(TunableValue::Unlimited, TunableValue::Duration),
             Field::Number(v, _) => TunableValue::Number(*v),
             Field::Size(v) => TunableValue::Number(u64::from(*v)),
             Field::Flag(v) => TunableValue::Flag(*v),
@@ -268,7 +307,9 @@ impl Tunables {
     }
 
     /// Sets tunable `name` from text; durations accept a unit suffix (`ns`, `us`, `ms`,
-    /// `s`; none means nanoseconds) and flags accept `0/1/true/false/on/off`.
+    /// `s`; none means nanoseconds), `sched_rt_runtime_ns` also -1 (no limit), and flags
+    /// accept `0/1/true/false/on/off`. A runtime and its period are checked against each
+    /// other by [`Tunables::check`], once all are set.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
         let Some(field) = self.field(name) else {
             return Err(TunableError::Unknown { name: name.to_string() });
@@ -295,6 +336,12 @@ impl Tunables {
                     .map_err(|source| TunableError::Duration { name: name.to_string(), source })?;
                 *v = in_range(ns, range)?
             }
+            Field::Runtime(v, _) if value.trim() == "-1" => *v = None,
+            Field::Runtime(v, max) => {
+                let ns = parse_duration(value)
+                    .map_err(|source| TunableError::Duration { name: name.to_string(), source })?;
+                *v = Some(in_range(ns, (0, max))?)
+            }
             Field::Number(v, range) => *v = in_range(num()?, range)?,
             Field::Size(v) => {
                 *v = u32::try_from(in_range(num()?, (1, u64::MAX))?).map_err(|_| TunableError::TooLarge {
@@ -307,6 +354,29 @@ impl Tunables {
                     name: name.to_string(),
                     value: value.to_string(),
                 })?
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Tunables {
+    /// Checks what no single setting can: each runtime fits its period (the kernel's
+    /// `sched_rt_global_validate` and `sched_fair_server_write` refuse it otherwise).
+    /// Settings are applied one at a time, so this runs once they all are.
+    pub fn check(&self) -> Result<(), TunableError> {
+        let pairs = [
+            ("sched_rt_runtime_ns", self.sched_rt_runtime_ns, "sched_rt_period_ns", self.sched_rt_period_ns),
+            (
+                "fair_server_runtime_ns",
+                Some(self.fair_server_runtime_ns),
+                "fair_server_period_ns",
+                self.fair_server_period_ns,
+            ),
+        ];
+        for (runtime, runtime_ns, period, period_ns) in pairs {
+            if let Some(runtime_ns) = runtime_ns.filter(|&r| r > period_ns) {
+                return Err(TunableError::RuntimeAbovePeriod { runtime, runtime_ns, period, period_ns });
             }
         }
         Ok(())
@@ -342,6 +412,9 @@ pub enum TunableError {
     /// A flag was given something other than 0/1/true/false/on/off/yes/no.
     #[error("{name}: '{value}' is not 0/1/on/off")]
     NotAFlag { name: String, value: String },
+    /// A runtime is longer than its period (the kernel's writes fail with EINVAL).
+    #[error("{runtime} ({runtime_ns} ns) is longer than {period} ({period_ns} ns); set a runtime no longer than its period")]
+    RuntimeAbovePeriod { runtime: &'static str, runtime_ns: Ns, period: &'static str, period_ns: Ns },
 }
 
 /// The tunables' names, comma-separated, for [`TunableError::Unknown`].
@@ -359,11 +432,20 @@ pub enum TunableValue {
     Number(u64),
     /// An on/off feature.
     Flag(bool),
+    /// No limit: the kernel's -1 (`RUNTIME_INF`), written -1 in JSON too.
+    #[serde(serialize_with = "minus_one")]
+    Unlimited,
+}
+
+fn minus_one<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_i64(-1)
 }
 
 /// A tunable's field and the values it accepts (inclusive ranges).
 enum Field<'a> {
     Duration(&'a mut Ns, (u64, u64)),
+    /// A duration up to this many nanoseconds, or -1 for no limit (`None`).
+    Runtime(&'a mut Option<Ns>, u64),
     Number(&'a mut u64, (u64, u64)),
     /// A buffer size in bytes, more than zero.
     Size(&'a mut u32),
@@ -484,17 +566,46 @@ mod tests {
         let e = t.set("no_such", "1").unwrap_err().to_string();
         assert!(e.contains("base_slice_ns"), "{e}");
         for (name, _) in Tunables::NAMES {
-            let v = if name.ends_with("_bytes") || *name == "msgmnb" || *name == "hz" { "100" } else { "1" };
+            let v = match *name {
+                n if n.ends_with("_bytes") || n == "msgmnb" || n == "hz" => "100",
+                n if n.ends_with("period_ns") => "1000000",
+                _ => "1",
+            };
             t.set(name, v).unwrap_or_else(|e| panic!("{name}: {e}"));
             let back = match t.get(name) {
                 Some(TunableValue::Duration(d)) => d,
                 Some(TunableValue::Number(n)) => n,
                 Some(TunableValue::Flag(f)) => u64::from(f),
-                None => panic!("{name} cannot be read"),
+                other => panic!("{name} reads back as {other:?}"),
             };
             assert_eq!(back.to_string(), v, "{name}");
         }
         assert_eq!(Tunables::defaults(4).get("base_slice_ns"), Some(TunableValue::Duration(2_100_000)));
         assert_eq!(t.get("nope"), None);
+    }
+
+    #[test]
+    fn rt_runtime_takes_minus_one_and_runtimes_must_fit_their_periods() {
+        let mut t = Tunables::defaults(2);
+        assert_eq!(t.get("sched_rt_runtime_ns"), Some(TunableValue::Duration(950_000_000)));
+        assert_eq!(t.check(), Ok(()));
+        t.set("sched_rt_runtime_ns", "-1").unwrap();
+        assert_eq!(t.sched_rt_runtime_ns, None);
+        assert_eq!(t.get("sched_rt_runtime_ns"), Some(TunableValue::Unlimited));
+        assert_eq!(serde_json::to_string(&TunableValue::Unlimited).unwrap(), "-1");
+        assert!(t.set("sched_rt_runtime_ns", "-2").is_err());
+        assert!(t.set("sched_rt_period_ns", "0").is_err());
+        assert!(t.set("fair_server_period_ns", "50us").is_err());
+        assert!(t.set("fair_server_period_ns", "5s").is_err());
+        t.set("sched_rt_runtime_ns", "2s").unwrap();
+        let e = t.check().unwrap_err();
+        assert!(matches!(e, TunableError::RuntimeAbovePeriod { runtime: "sched_rt_runtime_ns", .. }), "{e}");
+        t.set("sched_rt_period_ns", "2s").unwrap();
+        t.set("fair_server_runtime_ns", "2s").unwrap();
+        assert!(e.to_string().contains("sched_rt_period_ns"), "{e}");
+        assert!(matches!(
+            t.check(),
+            Err(TunableError::RuntimeAbovePeriod { period: "fair_server_period_ns", .. })
+        ));
     }
 }

@@ -1,5 +1,5 @@
 //! schedlab's simulator: a fast, deterministic discrete-event model of a multi-CPU Linux
-//! kernel's scheduling classes (stop > RT > fair > idle), with tasks that run programs,
+//! kernel's scheduling classes (stop > deadline fair server > RT > fair > idle), with tasks that run programs,
 //! block on IPC with POSIX semantics, and emit the same events as the live observer.
 
 mod class;
@@ -43,6 +43,16 @@ pub enum SimError {
     /// CPU numbers of 32 bits, which [`Topology`] enforces).
     #[error("invalid configuration: 0 CPUs: a machine needs at least one")]
     NoCpus,
+    /// The tunables contradict each other (a runtime longer than its period).
+    #[error("invalid configuration: {0}")]
+    Tunables(#[from] TunableError),
+    /// Real-time tasks with `sched_rt_runtime_ns` = 0: the kernel (with
+    /// `CONFIG_RT_GROUP_SCHED`) refuses to make a task real-time then.
+    #[error(
+        "invalid configuration: sched_rt_runtime_ns=0 leaves real-time tasks no CPU time, and the workload has \
+         some (the kernel refuses SCHED_FIFO/SCHED_RR with EPERM then); use -1 for no throttling"
+    )]
+    NoRtRuntime,
 }
 
 /// What a run reports to and consults besides its result.

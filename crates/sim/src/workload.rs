@@ -158,6 +158,17 @@ impl Workload {
         (self.objects.len() - 1) as ObjectId
     }
 
+    /// Whether a task may run under a real-time policy: one starts with it, or a program
+    /// sets it (children and priority inheritance only pass on what some task has).
+    pub fn may_run_rt(&self) -> bool {
+        self.tasks.iter().any(|t| t.policy.is_rt())
+            || self
+                .programs
+                .iter()
+                .flat_map(|p| &p.ops)
+                .any(|op| matches!(op, Op::SetSched { policy, .. } if policy.is_rt()))
+    }
+
     /// Checks the references between tasks, programs, objects and CPUs; the error says
     /// which task or program is wrong and why.
     pub fn validate(&self, cpus: u32) -> Result<(), InvalidWorkload> {

@@ -1,5 +1,6 @@
-//! The scheduling classes, stacked as in Linux: RT (FIFO, RR) above the fair class,
-//! which comes in three flavours (cfs, eevdf, timeshare), above idle.
+//! The scheduling classes, stacked as in Linux: the fair server (a deadline entity)
+//! above RT (FIFO, RR) above the fair class, which comes in three flavours (cfs, eevdf,
+//! timeshare), above idle.
 //!
 //! The stop class is not modelled: the simulated kernel has no stopper work
 //! (migrations are done directly by the balancer).
@@ -7,6 +8,7 @@
 mod cfs;
 mod eevdf;
 mod rt;
+mod server;
 mod timeshare;
 
 use std::collections::BTreeSet;
@@ -20,6 +22,7 @@ use crate::workload::Policy;
 pub(crate) use cfs::Cfs;
 pub(crate) use eevdf::Eevdf;
 pub(crate) use rt::RtRq;
+pub(crate) use server::{Charge, FairServer, Fire, ServerParams, ServerState};
 pub(crate) use timeshare::Timeshare;
 
 /// The scheduler's view of one task (`struct sched_entity` plus the policy fields of

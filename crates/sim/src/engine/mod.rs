@@ -5,6 +5,7 @@
 //! (wake-ups, preemption, IPC) happens at that instant, and the CPUs marked for
 //! rescheduling are rescheduled before the next item.
 
+mod bandwidth;
 mod domains;
 mod ipc;
 mod load;
@@ -21,7 +22,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState};
 
-use crate::class::{Dequeue, Enqueue, Entity, FairClass, FairRq, RtRq};
+use crate::class::{Dequeue, Enqueue, Entity, FairClass, FairRq, FairServer, RtRq, ServerState};
 use crate::config::{SimConfig, Tunables};
 use crate::cpuset::CpuSet;
 use crate::pelt::{CfsAvg, SchedAvg};
@@ -32,6 +33,7 @@ use crate::workload::{Policy, Workload};
 use crate::{Hooks, SimError};
 use schedlab_model::{ProviderLayer, SliceLayer};
 
+use bandwidth::Bandwidth;
 use domains::Domains;
 use ipc::Object;
 use task::{Phase, State, Task, Wait};
@@ -56,6 +58,10 @@ enum Item {
     /// An idle CPU that was sent work is out of its idle state and schedules
     /// (`idle_exit_ns` after the work arrived).
     IdleExit(u32),
+    /// The RT bandwidth period timer (one for all CPUs).
+    RtPeriod,
+    /// The zero-laxity timer of a CPU's fair server.
+    ServerTimer { cpu: u32, gen: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +80,11 @@ impl Item {
     fn rank(self) -> u8 {
         match self {
             Item::Start(_) | Item::Step { .. } | Item::Timer { .. } => 0,
-            Item::Tick(_) | Item::SliceEnd { .. } | Item::IdleExit(_) => 1,
+            Item::Tick(_)
+            | Item::SliceEnd { .. }
+            | Item::IdleExit(_)
+            | Item::RtPeriod
+            | Item::ServerTimer { .. } => 1,
         }
     }
 }
@@ -101,6 +111,8 @@ struct Rq {
     donor: u32,
     fair: FairRq,
     rt: RtRq,
+    /// The deadline server that runs fair tasks starved by real-time ones.
+    server: FairServer,
     /// Runnable tasks on this CPU, the running one included (delayed fair tasks too).
     nr_running: u32,
     /// Fair tasks queued but delayed (DELAY_DEQUEUE): `h_nr_queued − h_nr_runnable`.
@@ -166,6 +178,8 @@ pub(crate) struct Engine<'a, F: FairClass> {
     nohz_next_blocked: u64,
     /// Runnable real-time tasks, so that RT pulls scan only when there are some.
     rt_runnable: u32,
+    /// RT throttling and the fair server.
+    bw: Bandwidth,
     objs: Vec<Object>,
     sync: sync::SyncState,
     sink: Option<&'a mut dyn EventSink>,
@@ -195,6 +209,11 @@ impl<'a, F: FairClass> Engine<'a, F> {
         }
         workload.validate(cpus)?;
         let t = config.tunables.clone();
+        t.check()?;
+        let rt = workload.may_run_rt();
+        if rt && t.sched_rt_runtime_ns == Some(0) {
+            return Err(SimError::NoRtRuntime);
+        }
         let all_cpus = CpuSet::full(cpus);
         let dom = Domains::build(&config.topology);
         let avg_idle = 2 * t.migration_cost_ns;
@@ -225,6 +244,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
             nohz_has_blocked: false,
             nohz_next_blocked: 0,
             rt_runnable: 0,
+            bw: Bandwidth::new(&t, rt),
             dom,
             objs,
             sync: sync::SyncState::new(workload),
@@ -347,6 +367,8 @@ impl<'a, F: FairClass> Engine<'a, F> {
                     rq.idle_since = self.now;
                     self.resched(cpu);
                 }
+                Item::RtPeriod => self.on_rt_period(),
+                Item::ServerTimer { cpu, gen } => self.on_server_timer(cpu, gen),
             }
             self.flush_resched();
             if self.alive == 0 {
@@ -388,9 +410,15 @@ impl<'a, F: FairClass> Engine<'a, F> {
         self.tasks[curr as usize].stats.cpu_ns += delta;
         let donor = rq.donor;
         self.ents[donor as usize].sum_exec += delta;
-        if !self.ents[donor as usize].policy.is_rt()
-            && self.fair.update_curr(&mut rq.fair, &mut self.ents, delta)
-        {
+        if self.ents[donor as usize].policy.is_rt() {
+            self.charge_rt(cpu, delta);
+            return;
+        }
+        let expired = self.fair.update_curr(&mut rq.fair, &mut self.ents, delta);
+        if rq.server.state != ServerState::Stopped {
+            self.charge_server(cpu, delta);
+        }
+        if expired {
             self.slice_expired(cpu);
         }
     }
@@ -446,10 +474,14 @@ impl<'a, F: FairClass> Engine<'a, F> {
         if e.policy.is_rt() {
             self.rt_runnable += 1;
             rq.rt.enqueue(pid, e.rt_priority, false);
+            self.rt_task_queued();
         } else {
             self.enqueue_load(cpu, pid);
             let rq = &mut self.rqs[cpu as usize];
             self.fair.enqueue(&mut rq.fair, &mut self.ents, pid, how);
+            if rq.fair.nr_running == 1 && self.bw.server.is_some() {
+                self.server_start(cpu);
+            }
             // hrtick_update: the running task's slice may now end sooner.
             self.arm_slice(cpu);
         }
@@ -484,6 +516,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
         } else {
             rq.nr_delayed -= u32::from(how == Dequeue::Delayed);
             self.fair.dequeue(&mut rq.fair, &mut self.ents, pid, how);
+            if rq.fair.nr_running == 0 {
+                self.server_stop(cpu);
+            }
         }
     }
 
@@ -542,16 +577,24 @@ impl<'a, F: FairClass> Engine<'a, F> {
             self.start_stint(next);
         }
         self.rqs[cpu as usize].donor = donor;
+        let rt = donor != 0 && self.is_rt(donor);
         if next != 0 {
             self.arm_slice(cpu);
         }
-        if self.rqs[cpu as usize].rt.nr_queued > 0 {
+        if rt && self.bw.server.is_some() {
+            self.server_arm(cpu);
+        }
+        // Only an RT-overloaded CPU (two real-time tasks or more) pushes
+        // (`rt_rq->overloaded`): not one whose single real-time task waits out its
+        // throttling or its fair server's window.
+        if self.rqs[cpu as usize].rt.nr_queued + u32::from(rt) >= 2 {
             self.push_rt(cpu);
         }
     }
 
-    /// `pick_next_task`: RT first, then the fair class, else pull work (newly idle
-    /// balance), else idle. Returns the task to run and the one the classes picked (they
+    /// `pick_next_task`: RT first (unless throttled, or the fair server runs: then the
+    /// fair class first), then the fair class, else pull work (newly idle balance), else
+    /// idle. Returns the task to run and the one the classes picked (they
     /// differ when a provider runs in place of a virtual runnable requester).
     fn pick_next(&mut self, cpu: u32, prev: u32, prev_runnable: bool) -> (u32, u32) {
         // A real-time donor is out of its list while picked; it goes back while it can
@@ -565,8 +608,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
             }
         }
         loop {
+            let rt = if self.rt_may_run(cpu) { self.rqs[cpu as usize].rt.first() } else { None };
             let rq = &mut self.rqs[cpu as usize];
-            let p = if let Some((p, prio)) = rq.rt.first() {
+            let p = if let Some((p, prio)) = rt {
                 rq.rt.dequeue(p, prio);
                 self.put_prev_fair(cpu);
                 p
@@ -682,6 +726,10 @@ impl<'a, F: FairClass> Engine<'a, F> {
         self.context_switches += 1;
         if (prev == 0) != (next == 0) {
             self.set_idle(cpu, next == 0);
+        }
+        if prev == 0 {
+            let idle = now - self.rqs[cpu as usize].exec_start;
+            self.server_idle(cpu, idle);
         }
         let rq = &mut self.rqs[cpu as usize];
         rq.curr = next;

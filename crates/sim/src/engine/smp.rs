@@ -1083,13 +1083,18 @@ impl<F: FairClass> Engine<'_, F> {
 
     /// `pull_rt_task`: takes the highest-priority queued RT task elsewhere that would
     /// run here ahead of what this CPU runs (nothing to scan without runnable RT tasks).
+    /// A CPU whose real-time tasks may not run (throttled, or its fair server running)
+    /// neither pulls nor is pulled from: the kernel pulls only a task that waits behind a
+    /// higher-priority one running (`p->prio < src_rq->curr->prio` is skipped), and a
+    /// throttled CPU's balancing after its real-time task stops finds that task still
+    /// queued (`balance_rt` pulls only when it left).
     fn pull_rt(&mut self, cpu: u32) -> bool {
-        if self.rt_runnable == 0 {
+        if self.rt_runnable == 0 || !self.rt_may_run(cpu) {
             return false;
         }
         let here = self.cpu_prio(cpu);
         let mut best: Option<(u32, u8)> = None;
-        for c in (0..self.cpus).filter(|&c| c != cpu) {
+        for c in (0..self.cpus).filter(|&c| c != cpu && self.rt_may_run(c)) {
             for (p, prio) in self.rqs[c as usize].rt.queued() {
                 if 1 + u32::from(prio) > here
                     && self.tasks[p as usize].allowed(cpu)

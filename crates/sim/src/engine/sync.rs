@@ -330,6 +330,7 @@ impl<F: FairClass> Engine<'_, F> {
             rq.nr_running += 1;
             self.overloaded_cpus += u32::from(rq.nr_running == 2);
             self.rt_runnable += 1;
+            self.rt_task_queued();
         } else {
             self.enqueue(pid, cpu, Enqueue::Migrated { from_min_vruntime });
         }

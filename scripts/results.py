@@ -53,7 +53,9 @@ def validate(r):
               + f"context switch {c['context_switch_ns']:.0f} ns"
               + (f", fork {c['fork_ns'] / 1e3:.0f} µs, a forked child's life {c['exit_ns'] / 1e3:.0f} µs"
                  if "exit_ns" in c else "")
-              + (f", idle CPU exit {c['idle_exit_ns'] / 1e3:.1f} µs" if c.get("idle_exit_ns") is not None else ""))
+              + (f", idle CPU exit {c['idle_exit_ns'] / 1e3:.1f} µs" if c.get("idle_exit_ns") is not None else "")
+              + (f", remote wake-up +{c['wakeup_remote_ns'] / 1e3:.1f} µs"
+                 if c.get("wakeup_remote_ns") is not None else ""))
     rt = r.get("rtapp")
     if rt and rt["files"]:
         print()

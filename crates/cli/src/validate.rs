@@ -57,8 +57,8 @@ pub struct ValidateOpts {
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub fds: u32,
 
-    /// Runs of each real workload (and of each calibration measurement); the median is
-    /// kept. The simulator is deterministic and runs once.
+    /// Runs of each real workload (and of each calibration measurement), and seeds of
+    /// each simulated hackbench; the medians are kept.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub reps: u32,
 
@@ -74,6 +74,13 @@ pub struct ValidateOpts {
     /// Use the simulator's default costs instead of measuring them.
     #[arg(long)]
     pub no_calibrate: bool,
+
+    /// Spread of the simulated hackbench runs' system calls, ± percent: each group count
+    /// is simulated with --reps seeds and the median kept, as the real runs' is, since
+    /// hackbench's switches and time vary widely from run to run on the kernel too
+    /// (`--set jitter_pct=N` overrides it).
+    #[arg(long, value_name = "PCT", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub sim_jitter: u64,
 
     /// Simulated CPUs [default: the CPUs this process may use here].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -168,6 +175,7 @@ pub fn run(opts: &ValidateOpts) -> Result<()> {
         limit: std::time::Duration::from_secs(opts.timeout),
         exe: std::env::current_exe().context("cannot find this program's path to start its fork probe")?,
         trace: opts.trace.clone().map(|dir| (dir, opts.trace_groups.unwrap_or(opts.groups.first))),
+        sim_jitter_pct: opts.sim_jitter,
     };
     let report = validate(&cfg, &mut |msg| {
         if !opts.json {
@@ -247,6 +255,8 @@ fn write_text(out: &mut impl Write, r: &ValidateReport, chart: Option<&Path>) ->
             _ => ("  idle CPU exit".into(), "one CPU: not measured".into()),
         };
         t.row(vec![idle.0, idle.1, "idle_exit_ns".into()]);
+        let remote = c.wakeup_remote_ns.map_or_else(|| "one CPU: not measured".into(), us);
+        t.row(vec!["  wake-up onto another CPU, extra".into(), remote, "wakeup_remote_ns".into()]);
         t.write(out)?;
     } else {
         writeln!(out, "calibration: skipped (--no-calibrate): the simulator's default costs")?;

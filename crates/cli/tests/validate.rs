@@ -54,10 +54,12 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
             "context_switch_ns",
             "fork_ns",
             "exit_ns",
-            "idle_exit_ns"
+            "wakeup_remote_ns",
+            "idle_exit_ns",
+            "jitter_pct"
         ]
     );
-    for key in ["fork_ns", "exit_ns", "idle_exit_ns"] {
+    for key in ["fork_ns", "exit_ns", "wakeup_remote_ns", "idle_exit_ns"] {
         assert!(c[key].as_f64().is_some_and(|v| (1_000.0..10_000_000.0).contains(&v)), "{key}: {c}");
     }
     assert_eq!(r["fair"], "eevdf");
@@ -70,6 +72,7 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
         assert!(row["real_ns"].as_u64().unwrap() > 0, "{row}");
         assert!(row["sim_ns"].as_u64().unwrap() > 0, "{row}");
         assert_eq!(row["real_runs_ns"].as_array().unwrap().len(), 1, "{row}");
+        assert_eq!(row["sim_runs_ns"].as_array().unwrap().len(), 1, "one seed per run: {row}");
         assert!(row["real_nvcsw"].as_u64().unwrap() > 0, "hackbench's workers block: {row}");
         let (sim, real) = (row["sim_ns"].as_f64().unwrap(), row["real_ns"].as_f64().unwrap());
         let err = row["makespan_error"].as_f64().unwrap();
@@ -85,7 +88,7 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
     // Twice the groups, twice the simulated work (CPU time: the parent's serial start
     // and reaping keep the makespan from doubling exactly).
     let sim = |i: usize| rows[i]["sim_cpu_ns"].as_u64().unwrap() as f64;
-    assert!((sim(1) / sim(0) - 2.0).abs() < 0.1, "{rows:?}");
+    assert!((sim(1) / sim(0) - 2.0).abs() < 0.2, "{rows:?}");
     assert!(h["other_load"].as_f64().is_some_and(|l| (0.0..=1.0).contains(&l)), "{h}");
     let fit = &h["fit"];
     assert_eq!(fit["n"], 2);

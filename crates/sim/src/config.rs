@@ -57,6 +57,10 @@ pub struct Tunables {
     /// the default context switch cost includes the wake-up before it; `schedlab
     /// validate` measures both apart.
     pub wakeup_ns: Ns,
+    /// CPU time a waker pays, beyond `wakeup_ns`, for a wake-up onto another CPU than its
+    /// own: the inter-processor interrupt that tells that CPU (on a virtual machine, the
+    /// exit that sending it takes). 0 by default; `schedlab validate` measures it.
+    pub wakeup_remote_ns: Ns,
     /// CPU time a migrated task loses refilling caches on its new CPU.
     pub migration_ns: Ns,
     /// CPU time the parent spends in `fork()` of a new process beyond the system call
@@ -151,6 +155,7 @@ impl Tunables {
             hrtick: false,
             context_switch_ns: 1_500,
             wakeup_ns: 0,
+            wakeup_remote_ns: 0,
             migration_ns: 5_000,
             fork_ns: 0,
             exit_ns: 0,
@@ -201,6 +206,10 @@ impl Tunables {
         ("hrtick", "expire slices with a high-resolution timer (0/1), default 0 as in the kernel"),
         ("context_switch_ns", "CPU time of one context switch"),
         ("wakeup_ns", "CPU time the waker pays per wake-up, default 0 (included in context_switch_ns)"),
+        (
+            "wakeup_remote_ns",
+            "extra CPU time the waker pays for a wake-up onto another CPU (the IPI), default 0",
+        ),
         ("migration_ns", "CPU time a migrated task loses refilling caches"),
         ("fork_ns", "CPU time the parent spends forking a process, beyond the system call, default 0"),
         ("exit_ns", "CPU time a process's last thread spends exiting (address-space teardown), default 0"),
@@ -260,6 +269,7 @@ impl Tunables {
             "hrtick" => F(&mut self.hrtick),
             "context_switch_ns" => D(&mut self.context_switch_ns, ANY),
             "wakeup_ns" => D(&mut self.wakeup_ns, ANY),
+            "wakeup_remote_ns" => D(&mut self.wakeup_remote_ns, ANY),
             "migration_ns" => D(&mut self.migration_ns, ANY),
             "fork_ns" => D(&mut self.fork_ns, ANY),
             "exit_ns" => D(&mut self.exit_ns, ANY),

@@ -21,6 +21,9 @@
 //!   wake-ups and two switches, so a switch is half the round trip less one write, one
 //!   read and one wake-up (see [`context_switch_ns`]).
 //!
+//! - **remote wake-up** (`wakeup_remote_ns`): the same timed write with the echo on
+//!   another CPU, less the wake-up on this one: what telling another CPU costs the
+//!   waker (the inter-processor interrupt; a virtual machine's exit to send it);
 //! - **idle exit** (`idle_exit_ns`): the same ping-pong in wall time, once on one CPU
 //!   and once with the echo on another CPU, where each side's CPU idles while the other
 //!   answers: half the difference (see [`idle_exit_ns`]); not measured when this
@@ -75,6 +78,8 @@ pub struct Calibration {
     pub cross_cpu_round_trip_wall_ns: Option<f64>,
     /// An idle CPU's exit latency ([`idle_exit_ns`]).
     pub idle_exit_ns: Option<f64>,
+    /// The waker's extra cost of a wake-up onto `other_cpu` over one onto its own CPU.
+    pub wakeup_remote_ns: Option<f64>,
     /// A small process's `fork()` in the parent, beyond a system call.
     pub fork_ns: f64,
     /// A small forked process's CPU time from its start to its death when it exits at
@@ -94,6 +99,9 @@ impl Calibration {
             ("fork_ns", ns(self.fork_ns - self.pipe_syscall_ns)),
             ("exit_ns", ns(self.exit_ns)),
         ];
+        if let Some(remote) = self.wakeup_remote_ns {
+            t.push(("wakeup_remote_ns", ns(remote)));
+        }
         if let Some(idle) = self.idle_exit_ns {
             t.push(("idle_exit_ns", ns(idle)));
         }
@@ -165,16 +173,17 @@ fn measure_pinned(reps: u32, allowed: &[usize]) -> Result<(Calibration, usize)> 
     pin(cpu)?;
     let other = allowed.iter().copied().find(|&c| c != cpu);
     let (mut null, mut small, mut large, mut rt, mut wake) = (vec![], vec![], vec![], vec![], vec![]);
-    let (mut same_wall, mut cross_wall) = (vec![], vec![]);
+    let (mut same_wall, mut cross_wall, mut remote_wake) = (vec![], vec![], vec![]);
     for _ in 0..reps {
         null.push(null_syscall());
         small.push(pipe_pair(1, SMALL_PAIRS)?);
         large.push(pipe_pair(LARGE_BYTES, LARGE_PAIRS)?);
         rt.push(round_trip(cpu)?);
-        wake.push(wakeup(cpu)?);
+        wake.push(wakeup(None)?);
         same_wall.push(round_trip_wall(cpu)?);
         if let Some(other) = other {
             cross_wall.push(round_trip_wall(other)?);
+            remote_wake.push(wakeup(Some(other))?);
         }
     }
     let m = |v: &[f64]| median(v).unwrap_or(0.0);
@@ -188,6 +197,7 @@ fn measure_pinned(reps: u32, allowed: &[usize]) -> Result<(Calibration, usize)> 
         same_cpu_round_trip_wall_ns,
         cross_cpu_round_trip_wall_ns,
         idle_exit_ns: cross_cpu_round_trip_wall_ns.map(|x| idle_exit_ns(x, same_cpu_round_trip_wall_ns)),
+        wakeup_remote_ns: median(&remote_wake).map(|r| (r - wakeup_ns).max(0.0)),
         cpu,
         reps,
         null_syscall_ns: m(&null),
@@ -395,14 +405,15 @@ pub fn idle_exit_ns(cross_round_trip_ns: f64, same_round_trip_ns: f64) -> f64 {
 }
 
 /// The waker's extra nanoseconds of CPU time per wake-up: each 1-byte `write` to a pipe
-/// whose reader (a forked echo on `cpu`) is blocked, timed alone, against the same timed
-/// `write` to a pipe nobody waits on. Between the timed writes the echo's answer is
-/// read and the writer sleeps 20 µs, so that the echo, the only other task of this CPU,
-/// is blocked in `read` again when the next one starts. The echo runs at nice 19, so
-/// that it does not preempt the writer: the timed write holds the wake-up and no switch.
-fn wakeup(cpu: usize) -> Result<f64> {
+/// whose reader (a forked echo, on this thread's CPU or on `echo_cpu`) is blocked, timed
+/// alone, against the same timed `write` to a pipe nobody waits on. Between the timed
+/// writes the echo's answer is read and the writer sleeps 20 µs, so that the echo is
+/// blocked in `read` again when the next one starts. The echo runs at nice 19, so that
+/// on this CPU it does not preempt the writer: the timed write holds the wake-up and no
+/// switch.
+fn wakeup(echo_cpu: Option<usize>) -> Result<f64> {
     let (ping, pong, idle) = (Pipe::new()?, Pipe::new()?, Pipe::new()?);
-    let pid = fork_echo(&ping, &pong, 19, None)?;
+    let pid = fork_echo(&ping, &pong, 19, echo_cpu)?;
     let mut b = [1u8; 1];
     let timed_write = |fd: libc::c_int, b: &[u8; 1]| -> Option<u64> {
         let t = thread_cpu_ns();
@@ -436,7 +447,7 @@ fn wakeup(cpu: usize) -> Result<f64> {
     let err = io::Error::last_os_error();
     kill_and_reap(pid);
     if !ok {
-        return Err(ValidateError::io(format!("wake-ups on CPU {cpu}"), err));
+        return Err(ValidateError::io("wake-ups through a pipe", err));
     }
     Ok((waking.saturating_sub(plain)) as f64 / f64::from(WAKEUPS))
 }
@@ -478,6 +489,7 @@ mod tests {
             same_cpu_round_trip_wall_ns: 5_000.0,
             cross_cpu_round_trip_wall_ns: Some(65_000.0),
             idle_exit_ns: Some(30_000.0),
+            wakeup_remote_ns: Some(5_600.4),
             fork_ns: 60_412.6,
             exit_ns: 80_000.2,
         };
@@ -490,11 +502,12 @@ mod tests {
                 ("context_switch_ns", 1_424),
                 ("fork_ns", 60_000),
                 ("exit_ns", 80_000),
+                ("wakeup_remote_ns", 5_600),
                 ("idle_exit_ns", 30_000)
             ]
         );
-        let one_cpu = Calibration { idle_exit_ns: None, ..c };
-        assert_eq!(one_cpu.tunables().len(), 6, "no idle exit measured, none set");
+        let one_cpu = Calibration { idle_exit_ns: None, wakeup_remote_ns: None, ..c };
+        assert_eq!(one_cpu.tunables().len(), 6, "nothing across CPUs measured, nothing set");
     }
 
     #[test]
@@ -506,9 +519,10 @@ mod tests {
         assert!(c.round_trip_ns > 2.0 * c.pipe_syscall_ns, "{c:?}");
         assert!(c.wakeup_ns > 0.0 && c.wakeup_ns < c.round_trip_ns / 2.0, "{c:?}");
         let two_cpus = c.other_cpu.is_some();
-        assert_eq!(c.tunables().len(), 6 + usize::from(two_cpus));
+        assert_eq!(c.tunables().len(), 6 + 2 * usize::from(two_cpus));
         if two_cpus {
             assert!(c.cross_cpu_round_trip_wall_ns.unwrap() > 0.0 && c.idle_exit_ns.is_some(), "{c:?}");
+            assert!(c.wakeup_remote_ns.is_some(), "{c:?}");
         }
     }
 

@@ -45,6 +45,11 @@ pub struct ValidateConfig {
     /// This program, started as the calibration's fork probe
     /// ([`super::forker`]).
     pub exe: PathBuf,
+    /// The spread (± %, the simulator's `jitter_pct`) of the simulated hackbench runs'
+    /// system calls, unless `sets` sets `jitter_pct`: each group count is simulated with
+    /// `reps` seeds, so that like the real runs the simulated ones sample hackbench's
+    /// chaotic dynamics, and their median is compared.
+    pub sim_jitter_pct: u64,
     /// Trace one hackbench run of this many groups in both worlds, the Perfetto files
     /// into this directory ([`super::trace`]); needs root (the observer).
     pub trace: Option<(PathBuf, u32)>,
@@ -82,7 +87,10 @@ pub struct HackbenchRow {
     pub real_cpu_ns: u64,
     pub real_nvcsw: u64,
     pub real_nivcsw: u64,
+    /// The simulated `Time:`, median over the seeds.
     pub sim_ns: u64,
+    /// Every seed's.
+    pub sim_runs_ns: Vec<u64>,
     /// Simulated CPU time of the tasks.
     pub sim_cpu_ns: u64,
     pub sim_nvcsw: u64,
@@ -199,10 +207,18 @@ pub fn validate(cfg: &ValidateConfig, progress: &mut dyn FnMut(&str)) -> Result<
         config.tunables.set(name, value)?;
         set.push(TunableSet { name: name.clone(), value: value.clone() });
     }
-    let hackbench = hackbench_section(cfg, &config, progress)?;
+    let mut hb_config = config.clone();
+    if !cfg.sets.iter().any(|(name, _)| name == "jitter_pct") {
+        hb_config.tunables.set("jitter_pct", &cfg.sim_jitter_pct.to_string())?;
+        set.push(TunableSet {
+            name: "jitter_pct".into(),
+            value: format!("{} (hackbench)", cfg.sim_jitter_pct),
+        });
+    }
+    let hackbench = hackbench_section(cfg, &hb_config, progress)?;
     let rtapp = rtapp_section(cfg, &config, progress)?;
     let trace = match &cfg.trace {
-        Some((dir, groups)) => Some(trace_section(cfg, &config, dir, *groups, progress)?),
+        Some((dir, groups)) => Some(trace_section(cfg, &hb_config, dir, *groups, progress)?),
         None => None,
     };
     let mut verdicts = fidelity::hackbench_verdicts(&hackbench);
@@ -248,6 +264,36 @@ fn trace_section(
     })
 }
 
+/// One simulated hackbench run, measured as [`hackbench::HackbenchRun`] measures a real
+/// one.
+struct SimulatedRun {
+    time_ns: u64,
+    cpu_ns: u64,
+    nvcsw: u64,
+    nivcsw: u64,
+}
+
+/// Simulates hackbench `p` with `seed`: its `Time:` ([`hackbench::SimulatedTime`]), CPU
+/// time and context switches.
+fn simulate_hackbench(p: &HackbenchParams, config: &SimConfig, seed: u64) -> Result<SimulatedRun> {
+    let spec = p.sim_spec();
+    let mut time = hackbench::SimulatedTime::default();
+    let r = simulate(&spec, &SimConfig { seed, ..config.clone() }, Some(&mut time))?;
+    let time_ns = time.ns().ok_or_else(|| {
+        let problem = OutputProblem::Lacks {
+            thing: "start byte and last wait4 of hackbench's parent",
+            output: format!("a run of {} ns", r.makespan_ns),
+        };
+        ValidateError::output(format!("simulating '{spec}'"), problem)
+    })?;
+    Ok(SimulatedRun {
+        time_ns,
+        cpu_ns: r.tasks.iter().map(|t| t.runtime_ns).sum(),
+        nvcsw: r.tasks.iter().map(|t| t.nvcsw).sum(),
+        nivcsw: r.tasks.iter().map(|t| t.nivcsw).sum(),
+    })
+}
+
 fn simulate(spec: &str, config: &SimConfig, sink: Option<&mut dyn EventSink>) -> Result<Report> {
     let w = schedlab_sim::workloads::load(spec)?;
     // A shorter-lived trait object for the workload's lifetime (no coercion through Option).
@@ -278,24 +324,18 @@ fn hackbench_section(
     let ours: u64 = runs.values().flatten().map(|r| r.cpu_ns).sum();
     let other_load =
         before.zip(hackbench::cpu_time_ns()).and_then(|(b, a)| hackbench::other_load(b, a, ours));
-    progress("simulating hackbench...");
+    progress(&format!("simulating hackbench, {} seeds each...", cfg.reps));
     let mut rows = Vec::new();
     for &g in &groups {
-        let spec = params(g).sim_spec();
-        let mut time = hackbench::SimulatedTime::default();
-        let r = simulate(&spec, config, Some(&mut time))?;
-        let sim_ns = time.ns().ok_or_else(|| {
-            let problem = OutputProblem::Lacks {
-                thing: "start byte and last wait4 of hackbench's parent",
-                output: format!("a run of {} ns", r.makespan_ns),
-            };
-            ValidateError::output(format!("simulating '{spec}'"), problem)
-        })?;
+        let sim: Vec<SimulatedRun> = (1..=u64::from(cfg.reps))
+            .map(|seed| simulate_hackbench(&params(g), config, seed))
+            .collect::<Result<_>>()?;
         let real = &runs[&g];
         let pick = |f: fn(&hackbench::HackbenchRun) -> u64| med(&real.iter().map(f).collect::<Vec<_>>());
         let (real_ns, real_cpu_ns, real_nvcsw) = (pick(|r| r.time_ns), pick(|r| r.cpu_ns), pick(|r| r.nvcsw));
-        let sim_cpu_ns = r.tasks.iter().map(|t| t.runtime_ns).sum();
-        let sim_nvcsw = r.tasks.iter().map(|t| t.nvcsw).sum();
+        let pick_sim = |f: fn(&SimulatedRun) -> u64| med(&sim.iter().map(f).collect::<Vec<_>>());
+        let (sim_ns, sim_cpu_ns, sim_nvcsw) =
+            (pick_sim(|r| r.time_ns), pick_sim(|r| r.cpu_ns), pick_sim(|r| r.nvcsw));
         rows.push(HackbenchRow {
             groups: g,
             real_ns,
@@ -305,9 +345,10 @@ fn hackbench_section(
             real_nvcsw,
             real_nivcsw: pick(|r| r.nivcsw),
             sim_ns,
+            sim_runs_ns: sim.iter().map(|r| r.time_ns).collect(),
             sim_cpu_ns,
             sim_nvcsw,
-            sim_nivcsw: r.tasks.iter().map(|t| t.nivcsw).sum(),
+            sim_nivcsw: pick_sim(|r| r.nivcsw),
             makespan_error: relative_error(sim_ns, real_ns),
             cpu_error: relative_error(sim_cpu_ns, real_cpu_ns),
             voluntary_switch_error: relative_error(sim_nvcsw, real_nvcsw),

@@ -73,6 +73,8 @@ pub struct StatsSink {
     waits: Vec<Ns>,
     first: Option<Ns>,
     last: Ns,
+    /// The root left the CPU dead: what follows is not the workload's.
+    over: bool,
     stats: TraceStats,
 }
 
@@ -153,6 +155,9 @@ impl StatsSink {
 
 impl EventSink for StatsSink {
     fn event(&mut self, e: &Event) {
+        if self.over {
+            return;
+        }
         let t = e.time;
         if let EventKind::Fork { parent, child, .. } = e.kind {
             if self.counts(parent) {
@@ -169,7 +174,10 @@ impl EventSink for StatsSink {
             }
         }
         match e.kind {
-            EventKind::Switch { cpu, prev, prev_state, next } => self.switch(t, cpu, prev, prev_state, next),
+            EventKind::Switch { cpu, prev, prev_state, next } => {
+                self.switch(t, cpu, prev, prev_state, next);
+                self.over = prev_state == PrevState::Dead && self.root == Some(prev);
+            }
             EventKind::Wakeup { waker, wakee, cpu } if self.counts(wakee) => {
                 self.wakeup(t, waker, wakee, cpu)
             }
@@ -308,6 +316,10 @@ mod tests {
             switch(70, 1, 0, Runnable, 9),
             switch(80, 1, 9, Runnable, 0),
             switch(90, 0, 2, Blocked, 1),
+            switch(95, 0, 1, PrevState::Dead, 0),
+            // The workload is over: nothing after the root's death counts.
+            switch(100, 1, 0, Runnable, 9),
+            switch(200, 1, 9, Runnable, 0),
         ];
         let mut sink = StatsSink::new(Some(Pid(1)));
         for e in &events {
@@ -315,10 +327,10 @@ mod tests {
         }
         let s = sink.stats();
         assert_eq!(s.tasks, 2);
-        assert_eq!(s.span_ns, 90);
+        assert_eq!(s.span_ns, 95);
         assert_eq!((s.voluntary_switches, s.involuntary_switches), (3, 1));
-        // Runs: 2 for 20 and 5, 1 for 61, 2 for 29.
-        assert_eq!((s.runs, s.run_ns), (4, 20 + 5 + 61 + 29));
+        // Runs: 2 for 20 and 5, 1 for 61, 2 for 29, 1 for 5.
+        assert_eq!((s.runs, s.run_ns), (5, 20 + 5 + 61 + 29 + 5));
         assert_eq!(s.wakeups, 2);
         assert_eq!(s.wakeups_on_wakers_cpu, 1, "the second, onto CPU 0 where 1 runs");
         assert_eq!(s.wakeups_to_idle_cpu, 1);
@@ -327,7 +339,7 @@ mod tests {
         assert_eq!(s.wake_to_run_median_ns, 3, "median of 5 and 1");
         // CPU 1 went idle at 30 and 50 (and 80); idle 30..45 and 50..70 (before 10 it
         // was idle since no one knows when).
-        assert_eq!(s.idle_periods, 3);
+        assert_eq!(s.idle_periods, 4, "CPU 0 too, at 95");
         assert_eq!(s.idle_ns, 15 + 20);
         assert_eq!(s.other_ns, 10);
         // Without a root every task counts.
@@ -336,5 +348,6 @@ mod tests {
             all.event(e);
         }
         assert_eq!(all.stats().tasks, 3);
+        assert_eq!(all.stats().other_ns, 0, "task 9 is the workload's then");
     }
 }

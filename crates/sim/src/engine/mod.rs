@@ -983,6 +983,11 @@ impl<'a, F: FairClass> Engine<'a, F> {
             self.tasks[waker as usize].overhead += self.t.wakeup_ns;
         }
         let t = &mut self.tasks[pid as usize];
+        let stays = t.virtual_runnable || self.ents[pid as usize].delayed;
+        if stays && waker_runs {
+            self.charge_remote_wakeup(waker, prev);
+        }
+        let t = &mut self.tasks[pid as usize];
         if std::mem::take(&mut t.virtual_runnable) {
             // Still queued where it was: it just runs for itself from now on.
             self.emit(|_| EventKind::Wakeup { waker: Pid(waker), wakee: Pid(pid), cpu: prev });
@@ -1019,6 +1024,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
             matches!(op, Some(Op::Read { .. } | Op::Write { .. }))
         };
         let cpu = self.select_cpu(pid, prev, Some(this), sync);
+        if waker_runs {
+            self.charge_remote_wakeup(waker, cpu);
+        }
         self.note_idle_end(cpu);
         let how = if cpu == prev {
             Enqueue::Wakeup
@@ -1032,6 +1040,16 @@ impl<'a, F: FairClass> Engine<'a, F> {
         self.emit(|_| EventKind::Wakeup { waker: Pid(waker), wakee: Pid(pid), cpu });
         self.enqueue(pid, cpu, how);
         self.check_preempt(cpu, pid);
+    }
+
+    /// A running waker that woke a task onto `cpu`, another CPU than its own, pays for
+    /// telling that CPU (`wakeup_remote_ns`: the inter-processor interrupt, and on a
+    /// virtual machine the exit it takes).
+    fn charge_remote_wakeup(&mut self, waker: u32, cpu: u32) {
+        let w = &mut self.tasks[waker as usize];
+        if w.cpu != cpu {
+            w.overhead += self.t.wakeup_remote_ns;
+        }
     }
 
     /// A task wakes on `cpu`: if it was idle, how long enters its `avg_idle` (an

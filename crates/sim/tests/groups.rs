@@ -199,3 +199,22 @@ fn groups_must_be_declared_before_use() {
     w.tasks[0].group = Some(0);
     assert!(schedlab_sim::simulate(&w, &cfg, None).is_ok());
 }
+
+#[test]
+fn an_rt_app_thread_moves_between_groups_when_its_phase_says_so() {
+    // One CPU for 2 s. /a holds hog a, /b hog b; t spins 1 s of wall time in /a, then 1 s
+    // in /b. First second: /a's half is shared by t and a (1/4 each), b gets 1/2; second
+    // second: a has /a's half, t and b a quarter each. CPU time: t 0.5 s, a 0.75 s,
+    // b 0.75 s.
+    let doc = r#"{"global": {"duration": 2}, "tasks": {
+        "a": {"taskgroup": "/a", "loop": 1, "phases": {"p": {"run": 5000000}}},
+        "b": {"taskgroup": "/b", "loop": 1, "phases": {"p": {"run": 5000000}}},
+        "t": {"loop": 1, "phases": {"in_a": {"taskgroup": "/a", "runtime": 1000000},
+                                     "in_b": {"taskgroup": "/b", "runtime": 1000000}}}}}"#;
+    let w = schedlab_sim::workloads::rtapp::parse(doc, "move.json").unwrap();
+    let (r, _) = run(&w, 1, FairFlavor::Eevdf, &[]);
+    let ms = |n: &str| runtime(&r, n) as f64 / 1e6;
+    for (name, want) in [("a-0", 750.0), ("b-1", 750.0), ("t-2", 500.0)] {
+        assert!((ms(name) - want).abs() < 10.0, "{name}: {} ms of CPU, should be {want}", ms(name));
+    }
+}

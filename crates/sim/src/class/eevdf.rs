@@ -122,16 +122,16 @@ impl Eevdf {
 
     fn tree_insert(rq: &mut FairRq, ents: &Ents, pid: u32) {
         let se = &ents[pid];
-        rq.tree.insert((se.deadline, pid));
-        rq.by_vruntime.insert((se.vruntime, pid));
+        let new = rq.tree.insert((se.deadline, pid)) & rq.by_vruntime.insert((se.vruntime, pid));
+        debug_assert!(new, "{pid} queued twice");
         rq.avg_vruntime += i128::from(se.vruntime - rq.min_vruntime) * i128::from(weight(se));
         rq.avg_load += weight(se);
     }
 
     fn tree_remove(rq: &mut FairRq, ents: &Ents, pid: u32) {
         let se = &ents[pid];
-        rq.tree.remove(&(se.deadline, pid));
-        rq.by_vruntime.remove(&(se.vruntime, pid));
+        let was = rq.tree.remove(&(se.deadline, pid)) & rq.by_vruntime.remove(&(se.vruntime, pid));
+        debug_assert!(was, "{pid} not queued where its keys say");
         rq.avg_vruntime -= i128::from(se.vruntime - rq.min_vruntime) * i128::from(weight(se));
         rq.avg_load -= weight(se);
     }
@@ -475,6 +475,9 @@ impl FairClass for Eevdf {
         let mut vprot = None;
         if on_rq {
             let v = Self::avg_vruntime(rq, ents);
+            if !curr {
+                Self::tree_remove(rq, ents, id);
+            }
             let se = &mut ents[id];
             se.vlag = self.entity_lag(v, se);
             se.deadline -= se.vruntime;
@@ -483,10 +486,7 @@ impl FairClass for Eevdf {
                 vprot = Some(se.vprot - se.vruntime);
             }
             rq.nr_running -= 1;
-            if !curr {
-                Self::tree_remove(rq, ents, id);
-            }
-            rq.load -= ents[id].load.scaled;
+            rq.load -= se.load.scaled;
         }
         let se = &mut ents[id];
         let (old, new) = (i128::from(se.load.scaled), i128::from(load.scaled));

@@ -354,10 +354,16 @@ impl<F: FairClass> Engine<'_, F> {
     /// (`DEQUEUE_SAVE`/`ENQUEUE_RESTORE`), the running one its CPU's fair path; a fair
     /// task's averages leave the old group's queue and join the new one's
     /// (`task_change_group_fair`: detached, propagated up, attached, propagated up); it
-    /// is queued again in the new group, and the CPU decides again who runs.
+    /// is queued again in the new group, and the CPU decides again who runs. A
+    /// real-time task only changes groups: the fair hierarchy is not its (and real-time
+    /// group scheduling is not simulated); it is queued there if it becomes fair.
     fn set_group(&mut self, pid: u32, group: Option<u32>) {
         let t = &self.tasks[pid as usize];
         if t.group == group {
+            return;
+        }
+        if self.is_rt(pid) {
+            self.tasks[pid as usize].group = group;
             return;
         }
         let cpu = t.cpu;
@@ -370,15 +376,10 @@ impl<F: FairClass> Engine<'_, F> {
         if running {
             self.put_prev_task_fair(cpu);
         }
-        let fair = !self.is_rt(pid);
-        if fair {
-            self.detach_load(pid);
-            self.ents[pid].avg.last_update_time = 0;
-        }
+        self.detach_load(pid);
+        self.ents[pid].avg.last_update_time = 0;
         self.tasks[pid as usize].group = group;
-        if fair {
-            self.attach_load(pid);
-        }
+        self.attach_load(pid);
         if queued {
             self.enqueue(pid, cpu, Enqueue::Migrated { from_min_vruntime });
         }

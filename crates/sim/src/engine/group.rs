@@ -238,6 +238,21 @@ impl<F: FairClass> Engine<'_, F> {
             (se, q) = self.up(q);
             slice = se.and_then(|_| self.queue_min_slice(below));
         }
+        self.update_above(se, q, slice, 1, 1);
+    }
+
+    /// The second walk of `enqueue_task_fair` and `dequeue_entities`: from group entity
+    /// `se` (on `q`) up, each ancestor still queued has its averages brought to now, its
+    /// runnable count and weight refreshed and its queue's shortest slice (the one below
+    /// `slice` to start with), and each queue's counts change by `runnable` and `queued`.
+    fn update_above(
+        &mut self,
+        mut se: Option<u32>,
+        mut q: u32,
+        mut slice: Option<Ns>,
+        runnable: i32,
+        queued: i32,
+    ) {
         while let Some(e) = se {
             self.update_load_avg(q, e, Pelt::Tg);
             self.se_update_runnable(e);
@@ -245,8 +260,8 @@ impl<F: FairClass> Engine<'_, F> {
             self.set_group_slice(q, e, slice);
             slice = self.queue_min_slice(q);
             let c = &mut self.cfs[q as usize];
-            c.h_nr_runnable += 1;
-            c.h_nr_queued += 1;
+            c.h_nr_runnable = c.h_nr_runnable.checked_add_signed(runnable).expect("a count of queued tasks");
+            c.h_nr_queued = c.h_nr_queued.checked_add_signed(queued).expect("a count of queued tasks");
             (se, q) = self.up(q);
         }
     }
@@ -290,7 +305,7 @@ impl<F: FairClass> Engine<'_, F> {
     fn walk_runnable(&mut self, mut q: u32, delta: i32) {
         loop {
             let c = &mut self.cfs[q as usize];
-            c.h_nr_runnable = c.h_nr_runnable.wrapping_add_signed(delta);
+            c.h_nr_runnable = c.h_nr_runnable.checked_add_signed(delta).expect("a count of queued tasks");
             match self.owner(q) {
                 Some((_, pq)) => q = pq,
                 None => return,
@@ -336,17 +351,7 @@ impl<F: FairClass> Engine<'_, F> {
             (se, q) = (parent, pq);
             (how, delay, detach) = (Dequeue::Sleep, true, false);
         }
-        while let Some(e) = se {
-            self.update_load_avg(q, e, Pelt::Tg);
-            self.se_update_runnable(e);
-            self.update_cfs_group(e);
-            self.set_group_slice(q, e, slice);
-            slice = self.queue_min_slice(q);
-            let c = &mut self.cfs[q as usize];
-            c.h_nr_runnable -= runnable;
-            c.h_nr_queued -= queued;
-            (se, q) = self.up(q);
-        }
+        self.update_above(se, q, slice, -(runnable as i32), -(queued as i32));
         true
     }
 

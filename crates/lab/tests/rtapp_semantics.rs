@@ -22,11 +22,20 @@
 //! times instead of for ever by 700 ms.
 //!
 //! The real runs take turns (one at a time) so that they do not compete for the CPUs.
+//!
+//! **Task groups.** rt-app 1.0 ignores `taskgroup` (a key of rt-app ≥ 1.1), so the tests
+//! of group scheduling make the cgroups themselves (cgroup v1's `cpu` controller, mounted
+//! at /sys/fs/cgroup/cpu on this machine) and start one rt-app process in each; every
+//! cgroup they make is removed when the test ends, passes or fails. They compare each
+//! thread's share of the CPU time the test's threads got together, which other tasks on
+//! the CPU (in other groups) do not change.
 
-use std::sync::{Mutex, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::Duration;
 
-use schedlab_lab::validate::rtapp::{calibrate_loop, run, run_logs, ThreadLog};
+use schedlab_lab::validate::rtapp::{calibrate_loop, run, run_logs, RtAppRun, ThreadLog};
 use schedlab_sim::workloads::rtapp;
 use schedlab_sim::{FairFlavor, Report, SimConfig};
 
@@ -423,4 +432,222 @@ fn a_fifo_hog_leaves_a_fair_hog_what_the_fair_server_gives_it() {
         );
         assert!((s - by_hand).abs() <= tolerance, "{key}: simulated {s:.2} ms, by hand {by_hand} ms");
     }
+}
+
+/// cgroup v1's `cpu` controller on this machine.
+const CPU_CGROUPS: &str = "/sys/fs/cgroup/cpu";
+
+/// Cgroups this test makes under [`CPU_CGROUPS`], in `schedlab-test-<pid>-<n>`: removed when
+/// dropped (a test that fails too), their tasks moved back to the root cgroup first. A
+/// run killed before that leaves its directory, which the next run removes.
+struct TestCgroups {
+    top: PathBuf,
+    /// Each made, parents first.
+    made: Vec<PathBuf>,
+}
+
+impl TestCgroups {
+    fn new() -> TestCgroups {
+        let root = Path::new(CPU_CGROUPS);
+        assert!(
+            root.join("cpu.shares").is_file(),
+            "no cgroup v1 cpu controller at {CPU_CGROUPS}: these tests put rt-app in cpu cgroups"
+        );
+        // Leftovers of runs that were killed: their process is gone.
+        for entry in std::fs::read_dir(root).expect("read the cpu cgroups").flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let owner =
+                name.strip_prefix("schedlab-test-").and_then(|p| p.split('-').next()?.parse::<u32>().ok());
+            if owner.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+                drop(TestCgroups { made: walk(&entry.path()), top: entry.path() });
+            }
+        }
+        // Tests run in parallel in one process: each gets its own.
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let top = root.join(format!("schedlab-test-{}-{n}", std::process::id()));
+        let mut cg = TestCgroups { top: top.clone(), made: Vec::new() };
+        cg.make(&top);
+        cg
+    }
+
+    /// Makes the cgroup `name` (inside the test's) with `cpu.shares` `shares`.
+    fn group(&mut self, name: &str, shares: u64) -> PathBuf {
+        let dir = self.top.join(name);
+        self.make(&dir);
+        std::fs::write(dir.join("cpu.shares"), shares.to_string()).expect("set cpu.shares");
+        dir
+    }
+
+    fn make(&mut self, dir: &Path) {
+        std::fs::create_dir(dir).unwrap_or_else(|e| panic!("cannot make the cgroup {}: {e}", dir.display()));
+        self.made.push(dir.to_path_buf());
+    }
+}
+
+/// A cgroup and the ones inside it, parents first.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walk(&entry.path()));
+        }
+    }
+    out
+}
+
+impl Drop for TestCgroups {
+    fn drop(&mut self) {
+        for dir in self.made.iter().rev() {
+            // Threads still there (a run cut short) go back to the root cgroup.
+            let tasks = std::fs::read_to_string(dir.join("tasks")).unwrap_or_default();
+            for tid in tasks.split_whitespace() {
+                let _ = std::fs::write(Path::new(CPU_CGROUPS).join("tasks"), tid);
+            }
+            for _ in 0..50 {
+                if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if dir.exists() {
+                eprintln!("could not remove the cgroup {}", dir.display());
+            }
+        }
+    }
+}
+
+/// Runs each `(doc, cgroup)` as one rt-app process in its cgroup, all at once: each from
+/// a thread of this test that joins the cgroup (cgroup v1 places threads, and a child
+/// starts in its parent thread's) and leaves it when rt-app is done.
+fn run_in_cgroups(runs: &[(&str, &Path)]) -> Vec<RtAppRun> {
+    require_rt_app();
+    let rate = ns_per_loop();
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let start = Barrier::new(runs.len());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, &(doc, cgroup))| {
+                let start = &start;
+                scope.spawn(move || {
+                    let file =
+                        std::env::temp_dir().join(format!("schedlab-cgroup-{}-{i}.json", std::process::id()));
+                    std::fs::write(&file, doc).expect("write the rt-app file");
+                    let tid = unsafe { libc::gettid() };
+                    std::fs::write(cgroup.join("tasks"), tid.to_string()).expect("join the cgroup");
+                    start.wait();
+                    let real = run(&file, rate, LIMIT);
+                    let _ = std::fs::write(Path::new(CPU_CGROUPS).join("tasks"), tid.to_string());
+                    let _ = std::fs::remove_file(&file);
+                    real.unwrap_or_else(|e| panic!("rt-app: {e}"))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("an rt-app run")).collect()
+    })
+}
+
+/// rt-app task members: `threads` threads of task `key` spinning on CPU 1, in
+/// `taskgroup` (which rt-app 1.0 ignores; the simulator makes it a group), longer than
+/// [`spin_for_a_second`] lets them.
+fn spinners(key: &str, threads: u32, taskgroup: &str) -> String {
+    format!(
+        r#""{key}": {{"instance": {threads}, "taskgroup": "{taskgroup}", "cpus": [1], "loop": 1, "phases": {{"p": {{"runtime": 5000000}}}}}}"#
+    )
+}
+
+/// `tasks` (rt-app task members) as a whole file of fair threads that all stop after 1 s
+/// (`global.duration`): every thread's CPU time covers the same second, however late it
+/// first ran (a `runtime` spin counts from then).
+fn spin_for_a_second(tasks: &str) -> String {
+    format!(r#"{{"global": {{"duration": 1, "lock_pages": false}}, "tasks": {{{tasks}}}}}"#)
+}
+
+/// Threads' keys (or simulated names) and CPU times in ns.
+type Times = Vec<(String, u64)>;
+
+/// Each thread's share of the CPU time of all `threads`.
+fn fractions(threads: &[(String, u64)]) -> Vec<(String, f64)> {
+    let total: u64 = threads.iter().map(|t| t.1).sum();
+    threads.iter().map(|(k, ns)| (k.clone(), *ns as f64 / total as f64)).collect()
+}
+
+/// Compares the real threads' shares with the simulated threads' (of the same keys, in
+/// order) within `tolerance`, and the simulated ones with the shares worked out by hand
+/// within a hundredth.
+fn same_shares(real: &[(String, u64)], sim: &[(String, u64)], by_hand: &[f64], tolerance: f64) {
+    let (real, sim) = (fractions(real), fractions(sim));
+    eprintln!("shares: real {real:?}\n        simulated {sim:?}\n        by hand {by_hand:?}");
+    assert_eq!(real.len(), sim.len(), "real {real:?}, simulated {sim:?}");
+    for ((r, s), h) in real.iter().zip(&sim).zip(by_hand) {
+        assert!(r.0.starts_with(s.0.rsplit_once('-').map_or(&*s.0, |k| k.0)), "{r:?} vs {s:?}");
+        assert!((r.1 - s.1).abs() <= tolerance, "{}: real {:.3}, simulated {:.3}", r.0, r.1, s.1);
+        assert!((s.1 - h).abs() <= 0.01, "{}: simulated {:.3}, by hand {h:.3}", s.0, s.1);
+    }
+}
+
+/// Two cgroups on CPU 1, each with its own rt-app process spinning for 1 s: `a` with one
+/// thread and `a_shares`, `b` with four threads and 1024. Returns the real and the
+/// simulated threads' CPU times, `a`'s first.
+fn two_groups_on_one_cpu(a_shares: u64) -> (Times, Times) {
+    let mut cg = TestCgroups::new();
+    let (a, b) = (cg.group("a", a_shares), cg.group("b", 1024));
+    let (doc_a, doc_b) =
+        (spin_for_a_second(&spinners("a", 1, "/a")), spin_for_a_second(&spinners("b", 4, "/b")));
+    let real = run_in_cgroups(&[(&doc_a, &a), (&doc_b, &b)]);
+    drop(cg);
+    let real: Times = real.iter().flat_map(|r| &r.tasks).map(|t| (t.key.clone(), t.runtime_ns)).collect();
+    // Simulated: one file with both tasks in their taskgroups, /a given its shares.
+    let doc = spin_for_a_second(&format!("{}, {}", spinners("a", 1, "/a"), spinners("b", 4, "/b")));
+    let mut w = rtapp::parse(&doc, "groups.json").unwrap_or_else(|e| panic!("{e}"));
+    let g = w.groups.iter_mut().find(|g| g.name == "/a").expect("the group /a");
+    g.shares = a_shares;
+    let sim = schedlab_sim::simulate(&w, &SimConfig::new(CPUS, FairFlavor::Eevdf), None).unwrap();
+    let sim = sim.tasks.iter().map(|t| (t.name.clone(), t.runtime_ns)).collect();
+    (real, sim)
+}
+
+#[test]
+fn cgroups_of_equal_shares_split_a_cpu_by_group() {
+    // cpu.shares 1024 each: /a's one thread gets half of what the five get, /b's four an
+    // eighth each (the simulator: `equal_shares_split_the_cpu_by_group_however_many_tasks_each_has`).
+    let (real, sim) = two_groups_on_one_cpu(1024);
+    same_shares(&real, &sim, &[0.5, 0.125, 0.125, 0.125, 0.125], 0.04);
+}
+
+#[test]
+fn cgroup_shares_2048_against_1024_get_two_thirds() {
+    // /a (2048) against /b (1024): its thread 2/3, /b's four 1/12 each. (Measured here:
+    // 0.689 for /a's thread in two runs.)
+    let (real, sim) = two_groups_on_one_cpu(2048);
+    let b = 1.0 / 12.0;
+    same_shares(&real, &sim, &[2.0 / 3.0, b, b, b, b], 0.04);
+}
+
+#[test]
+fn rt_app_1_0_ignores_taskgroup() {
+    // The same two tasks in one rt-app process: rt-app 1.0 leaves its threads in its own
+    // group, where the five share alike; the simulator, as rt-app ≥ 1.1, puts them in
+    // their cgroups (README: rt-app support).
+    let doc = spin_for_a_second(&format!("{}, {}", spinners("a", 1, "/a"), spinners("b", 4, "/b")));
+    require_rt_app();
+    let w = rtapp::parse(&doc, "groups.json").unwrap_or_else(|e| panic!("{e}"));
+    let sim = schedlab_sim::simulate(&w, &SimConfig::new(CPUS, FairFlavor::Eevdf), None).unwrap();
+    let rate = ns_per_loop();
+    let file = std::env::temp_dir().join(format!("schedlab-taskgroup-{}.json", std::process::id()));
+    std::fs::write(&file, &doc).expect("write the rt-app file");
+    let real = {
+        let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        run(&file, rate, LIMIT)
+    };
+    let _ = std::fs::remove_file(&file);
+    let real = real.unwrap_or_else(|e| panic!("rt-app: {e}"));
+    let real: Times = real.tasks.iter().map(|t| (t.key.clone(), t.runtime_ns)).collect();
+    let sim: Times = sim.tasks.iter().map(|t| (t.name.clone(), t.runtime_ns)).collect();
+    let (real, sim) = (fractions(&real), fractions(&sim));
+    eprintln!("real {real:?}, simulated {sim:?}");
+    assert!(real.iter().all(|t| (t.1 - 0.2).abs() < 0.03), "rt-app 1.0 put its threads in groups: {real:?}");
+    assert!((sim[0].1 - 0.5).abs() < 0.01, "the simulated /a: {sim:?}");
 }

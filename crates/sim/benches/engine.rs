@@ -2,7 +2,7 @@
 //!
 //! `cargo bench -p schedlab-sim` (or `make bench`). Each case runs a whole simulation;
 //! criterion reports the time per run and, from the event count of a first run, the
-//! events per second. `-- 2x16x2` runs only the 64-CPU case.
+//! events per second. `-- 2x16x2` runs only the 64-CPU cases.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use schedlab_sim::workloads::load;
@@ -34,6 +34,13 @@ fn bench(c: &mut Criterion) {
         (
             "hackbench-pipe-g64-l10-2x16x2",
             "hackbench:groups=64,fds=20,loops=10,size=100,ipc=pipe",
+            FairFlavor::Eevdf,
+            "2x16x2",
+        ),
+        // The same in one autogroup: fair group scheduling, two levels.
+        (
+            "hackbench-pipe-g64-l10-session-2x16x2",
+            "hackbench:groups=64,fds=20,loops=10,size=100,ipc=pipe,session=yes",
             FairFlavor::Eevdf,
             "2x16x2",
         ),

@@ -22,7 +22,8 @@ pub use program::{CpuSetId, Fd, FlockOp, Op, Program, ProgramId, SignalTarget, S
 pub use report::{Percentiles, Report, TaskReport};
 pub use topology::{Topology, TopologyError};
 pub use workload::{
-    End, FdTarget, InvalidWorkload, ObjectId, ObjectSpec, Policy, SyncSpec, TaskSpec, TimerSpec, Workload,
+    End, FdTarget, GroupId, InvalidWorkload, ObjectId, ObjectSpec, Policy, SyncSpec, TaskGroup, TaskSpec,
+    TimerSpec, Workload, MAX_SHARES, MIN_SHARES,
 };
 
 use schedlab_model::{EventSink, Ns, ProviderLayer, SliceLayer};
@@ -53,6 +54,13 @@ pub enum SimError {
          some (the kernel refuses SCHED_FIFO/SCHED_RR with EPERM then); use -1 for no throttling"
     )]
     NoRtRuntime,
+    /// The workload has task groups and the fair class is not EEVDF: group scheduling is
+    /// simulated as Linux 6.18 does it, whose fair class is EEVDF.
+    #[error(
+        "invalid configuration: the workload has task groups, which the {fair} fair class does not schedule \
+         (group scheduling is Linux 6.18's, with eevdf); use --fair eevdf, or put every task in the root group"
+    )]
+    GroupsNeedEevdf { fair: &'static str },
 }
 
 /// What a run reports to and consults besides its result.

@@ -217,12 +217,14 @@ impl SchedAvg {
         self.util_avg = u64::from(self.util_sum) / divider;
     }
 
-    /// `__update_load_avg_se` for a task of weight `weight`: it counts as load while on
-    /// its run queue (`on_rq`, delayed included), as runnable while on it and not
-    /// delayed, as utilization while it is its queue's `curr`. When the averages are
-    /// recomputed, `util_est` learns that utilization changed (`cfs_se_util_change`).
-    pub fn update_task(&mut self, now: Ns, weight: u64, on_rq: bool, runnable: bool, running: bool) {
-        if self.update_load_sum(now, u64::from(on_rq), u64::from(runnable), running) {
+    /// `__update_load_avg_se` for an entity of weight `weight`: it counts as load while
+    /// on its run queue (`on_rq`, delayed included), as `runnable` (`se_runnable`: 1 for
+    /// a task on its queue and not delayed, a group entity's `runnable_weight`, its
+    /// group's runnable tasks there, 0 when delayed), as utilization while it is its
+    /// queue's `curr`. When the averages are recomputed, `util_est` learns that
+    /// utilization changed (`cfs_se_util_change`).
+    pub fn update_se(&mut self, now: Ns, weight: u64, on_rq: bool, runnable: u64, running: bool) {
+        if self.update_load_sum(now, u64::from(on_rq), runnable, running) {
             self.update_load_avg(weight);
             self.util_est &= !UTIL_AVG_UNCHANGED;
         }
@@ -285,27 +287,62 @@ struct Removed {
     runnable_avg: u64,
 }
 
-/// A CPU's fair run queue's averages (`cfs_rq->avg`) and what awaits removal from them.
-/// Without group scheduling this is the root `cfs_rq`, and every task's hierarchical
-/// load (`task_h_load`) is its own `load_avg`.
+/// `add_positive`: adds a signed `delta` to an unsigned average, 0 instead of wrapping
+/// below it.
+fn add_positive(v: &mut u64, delta: i64) {
+    let res = (*v as i64).wrapping_add(delta) as u64;
+    *v = if delta < 0 && res > *v { 0 } else { res };
+}
+
+/// [`add_positive`] on a 32-bit sum: the result is cut to 32 bits first, as the kernel's
+/// `typeof(*ptr) res` is.
+fn add_positive_u32(v: &mut u32, delta: i64) {
+    let res = (i64::from(*v) + delta) as u32;
+    *v = if delta < 0 && res > *v { 0 } else { res };
+}
+
+/// A fair run queue's averages (`cfs_rq->avg`), what awaits removal from them, and with
+/// task groups what is to propagate to the queue's group entity (`propagate`,
+/// `prop_runnable_sum`): a task that joins or leaves a group's queue changes the queue's
+/// sums at once, and the group entity's, one level up, at its next update
+/// ([`CfsAvg::propagate`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CfsAvg {
     pub avg: SchedAvg,
     removed: Removed,
+    /// A change awaits propagation to the group entity (`cfs_rq->propagate`).
+    propagate: bool,
+    /// The change in unweighted load sum to propagate (`prop_runnable_sum`).
+    prop_runnable_sum: i64,
 }
 
 impl CfsAvg {
     /// A run queue whose averages are current at `now` (an idle CPU when the simulation
     /// starts).
     pub fn new(now: Ns) -> Self {
-        CfsAvg { avg: SchedAvg { last_update_time: now, ..SchedAvg::default() }, removed: Removed::default() }
+        CfsAvg { avg: SchedAvg { last_update_time: now, ..SchedAvg::default() }, ..CfsAvg::default() }
+    }
+
+    /// `add_tg_cfs_propagate`: the queue's unweighted load sum changed by `runnable_sum`
+    /// (a task attached, detached or removed), for its group entity to follow.
+    fn add_propagate(&mut self, runnable_sum: i64) {
+        self.propagate = true;
+        self.prop_runnable_sum += runnable_sum;
+    }
+
+    /// Whether a change awaits propagation to the queue's group entity.
+    pub fn propagating(&self) -> bool {
+        self.propagate
     }
 
     /// `update_cfs_rq_load_avg`: subtracts what departed tasks left (each sum by its
-    /// average times the current divider, clamped as the kernel clamps), then
-    /// accumulates to `now` with the queue's total weight `load`, its runnable (not
-    /// delayed) tasks `runnable` and whether a task of it runs (`cfs_rq->curr`).
-    pub fn update(&mut self, now: Ns, load: u64, runnable: u64, running: bool) {
+    /// average times the current divider, clamped as the kernel clamps; their runnable
+    /// sum propagates), then accumulates to `now` with the queue's total weight `load`
+    /// (`scale_load_down` of it), its runnable (not delayed) tasks `runnable` and
+    /// whether an entity of it runs (`cfs_rq->curr`). Returns whether anything changed
+    /// (`decayed`): a removal, or a period boundary crossed.
+    pub fn update(&mut self, now: Ns, load: u64, runnable: u64, running: bool) -> bool {
+        let mut decayed = false;
         if self.removed.nr > 0 {
             let r = std::mem::take(&mut self.removed);
             let divider = u64::from(self.avg.divider());
@@ -319,10 +356,90 @@ impl CfsAvg {
             sa.runnable_avg = sa.runnable_avg.saturating_sub(r.runnable_avg);
             sa.runnable_sum = sa.runnable_sum.saturating_sub(r.runnable_avg * divider);
             sa.runnable_sum = max_u32(sa.runnable_sum, sa.runnable_avg * u64::from(PELT_MIN_DIVIDER));
+            // A right shift of the negative sum, flooring as the kernel's does.
+            self.add_propagate(-((r.runnable_avg * divider) as i64) >> CAPACITY_SHIFT);
+            decayed = true;
         }
         if self.avg.update_load_sum(now, load, runnable, running) {
             self.avg.update_load_avg(1);
+            decayed = true;
         }
+        decayed
+    }
+
+    /// `propagate_entity_load_avg` for the group entity `se` (of weight `weight`) queued
+    /// here, whose group's queue `group` (of total weight `group_weight`,
+    /// `scale_load_down`) has a change to propagate: the entity takes the group queue's
+    /// utilization and runnable averages (`update_tg_cfs_util`, `update_tg_cfs_runnable`)
+    /// and a load sum from what joined or left (`update_tg_cfs_load`: what joined adds
+    /// to its sum, clipped at the divider; when something left, the group's sum per
+    /// unit of weight estimates it, never above the entity's; never below its running
+    /// sum), this queue's sums following by the differences; the change then propagates
+    /// from here. Returns whether there was one.
+    pub fn propagate(
+        &mut self,
+        se: &mut SchedAvg,
+        weight: u64,
+        group: &mut CfsAvg,
+        group_weight: u64,
+    ) -> bool {
+        if !group.propagate {
+            return false;
+        }
+        group.propagate = false;
+        self.add_propagate(group.prop_runnable_sum);
+        let divider = self.avg.divider();
+        let min_divider = u64::from(PELT_MIN_DIVIDER);
+        let sa = &mut self.avg;
+        // update_tg_cfs_util
+        let delta_avg = group.avg.util_avg as i64 - se.util_avg as i64;
+        if delta_avg != 0 {
+            se.util_avg = group.avg.util_avg;
+            let new_sum = (se.util_avg * u64::from(divider)) as u32;
+            let delta_sum = i64::from(new_sum) - i64::from(se.util_sum);
+            se.util_sum = new_sum;
+            add_positive(&mut sa.util_avg, delta_avg);
+            add_positive_u32(&mut sa.util_sum, delta_sum);
+            sa.util_sum = max_u32(u64::from(sa.util_sum), sa.util_avg * min_divider) as u32;
+        }
+        // update_tg_cfs_runnable
+        let delta_avg = group.avg.runnable_avg as i64 - se.runnable_avg as i64;
+        if delta_avg != 0 {
+            se.runnable_avg = group.avg.runnable_avg;
+            let new_sum = (se.runnable_avg * u64::from(divider)) as u32;
+            let delta_sum = i64::from(new_sum) - se.runnable_sum as i64;
+            se.runnable_sum = u64::from(new_sum);
+            add_positive(&mut sa.runnable_avg, delta_avg);
+            add_positive(&mut sa.runnable_sum, delta_sum);
+            sa.runnable_sum = max_u32(sa.runnable_sum, sa.runnable_avg * min_divider);
+        }
+        // update_tg_cfs_load
+        let mut runnable_sum = group.prop_runnable_sum;
+        if runnable_sum == 0 {
+            return true;
+        }
+        group.prop_runnable_sum = 0;
+        if runnable_sum >= 0 {
+            runnable_sum = (runnable_sum + se.load_sum as i64).min(i64::from(divider));
+        } else {
+            let per_weight = group.avg.load_sum.checked_div(group_weight).unwrap_or(0);
+            runnable_sum = se.load_sum.min(per_weight) as i64;
+        }
+        let running_sum = i64::from(se.util_sum >> CAPACITY_SHIFT);
+        let runnable_sum = runnable_sum.max(running_sum) as u64;
+        let load_sum = weight * runnable_sum;
+        let load_avg = load_sum / u64::from(divider);
+        let delta_avg = load_avg as i64 - se.load_avg as i64;
+        if delta_avg == 0 {
+            return true;
+        }
+        let delta_sum = load_sum as i64 - (weight * se.load_sum) as i64;
+        se.load_sum = runnable_sum;
+        se.load_avg = load_avg;
+        add_positive(&mut sa.load_avg, delta_avg);
+        add_positive(&mut sa.load_sum, delta_sum);
+        sa.load_sum = max_u32(sa.load_sum, sa.load_avg * min_divider);
+        true
     }
 
     /// `enqueue_load_avg`: adds a task's load (of weight `weight`).
@@ -357,10 +474,11 @@ impl CfsAvg {
         self.avg.util_sum = self.avg.util_sum.wrapping_add(se.util_sum);
         self.avg.runnable_avg += se.runnable_avg;
         self.avg.runnable_sum += se.runnable_sum;
+        self.add_propagate(se.load_sum as i64);
     }
 
     /// `detach_entity_load_avg`: a queued task leaves this queue's averages (it migrates
-    /// while runnable, or stops being fair). The queue must be current.
+    /// while runnable, stops being fair, or changes groups). The queue must be current.
     pub fn detach(&mut self, se: &SchedAvg, weight: u64) {
         self.sub_load(se, weight);
         let sa = &mut self.avg;
@@ -370,6 +488,7 @@ impl CfsAvg {
         sa.runnable_avg = sa.runnable_avg.saturating_sub(se.runnable_avg);
         sa.runnable_sum = sa.runnable_sum.saturating_sub(se.runnable_sum);
         sa.runnable_sum = max_u32(sa.runnable_sum, sa.runnable_avg * u64::from(PELT_MIN_DIVIDER));
+        self.add_propagate(-(se.load_sum as i64));
     }
 
     /// `remove_entity_load_avg`: a task that is not queued here leaves (it wakes on
@@ -422,6 +541,11 @@ impl CfsAvg {
     /// `cfs_rq_has_blocked`: load or utilization is left to decay.
     pub fn has_blocked(&self) -> bool {
         self.avg.load_avg != 0 || self.avg.util_avg != 0
+    }
+
+    /// Nothing left of any sum (`load_avg_is_decayed`).
+    pub fn is_decayed(&self) -> bool {
+        self.avg.is_decayed()
     }
 }
 
@@ -481,7 +605,7 @@ mod tests {
     /// `periods` whole periods and updated once at their end.
     fn running_for(periods: u64) -> SchedAvg {
         let mut se = SchedAvg { last_update_time: PERIOD_NS, ..SchedAvg::default() };
-        se.update_task(PERIOD_NS + periods * PERIOD_NS, 1024, true, true, true);
+        se.update_se(PERIOD_NS + periods * PERIOD_NS, 1024, true, 1, true);
         se
     }
 
@@ -511,7 +635,7 @@ mod tests {
         for (weight, want) in [(1024, 1024), (335, 335)] {
             let mut se = SchedAvg { last_update_time: 777, ..SchedAvg::default() };
             for tick in 1..=250 {
-                se.update_task(777 + tick * 4_000_000, weight, true, true, true);
+                se.update_se(777 + tick * 4_000_000, weight, true, 1, true);
             }
             assert!(se.load_avg.abs_diff(want) <= 1, "weight {weight}: load {}", se.load_avg);
             assert!(se.util_avg.abs_diff(1024) <= 1, "util {}", se.util_avg);
@@ -543,9 +667,9 @@ mod tests {
         let mut now = 1 << 20;
         for _ in 0..1000 {
             now += 500_000;
-            se.update_task(now, 1024, true, true, true);
+            se.update_se(now, 1024, true, 1, true);
             now += 500_000;
-            se.update_task(now, 1024, false, false, false);
+            se.update_se(now, 1024, false, 0, false);
         }
         // Within a period the average swings by about y^(1/2) around 512.
         assert!((495..=530).contains(&se.util_avg), "util {}", se.util_avg);
@@ -563,15 +687,15 @@ mod tests {
         // A new task starts as a full load: load_sum = divider, load_avg = 1024 each.
         assert_eq!(rq.avg.load_avg, 2048);
         let t1 = t0 + 64 * PERIOD_NS;
-        a.update_task(t1, 1024, true, true, true);
-        b.update_task(t1, 1024, true, true, false);
+        a.update_se(t1, 1024, true, 1, true);
+        b.update_se(t1, 1024, true, 1, false);
         rq.update(t1, 2048, 2, true);
         // Both queued all along: the queue's load stays the sum (to rounding).
         assert!(rq.avg.load_avg.abs_diff(a.load_avg + b.load_avg) <= 2);
         assert!(rq.avg.util_avg.abs_diff(a.util_avg) <= 1, "only a ran");
         // b sleeps: its load stays in the queue's, decaying with it.
         let t2 = t1 + 32 * PERIOD_NS;
-        b.update_task(t2, 1024, false, false, false);
+        b.update_se(t2, 1024, false, 0, false);
         rq.update(t2, 1024, 1, true);
         let blocked = rq.avg.load_avg - 1024;
         assert!(blocked.abs_diff(b.load_avg) <= 2, "blocked load {blocked} vs b {}", b.load_avg);
@@ -582,7 +706,7 @@ mod tests {
         rq.update(t2, 1024, 1, true);
         assert!(rq.avg.load_avg.abs_diff(1024) <= 2, "{}", rq.avg.load_avg);
         // a leaves while queued (migrates): detached at once.
-        a.update_task(t2, 1024, true, true, true);
+        a.update_se(t2, 1024, true, 1, true);
         rq.detach(&a, 1024);
         assert!(rq.avg.load_avg <= 2 && rq.avg.util_avg <= 2, "{:?}", rq.avg);
     }

@@ -2,7 +2,7 @@
 
 use schedlab_model::Ns;
 
-use crate::workload::Policy;
+use crate::workload::{GroupId, Policy};
 use crate::InvalidWorkload;
 
 /// An index into a task's file-descriptor table ([`crate::TaskSpec::fds`]); forked
@@ -128,6 +128,10 @@ pub enum Op {
     /// `sched_setscheduler()` (and `setpriority()` for the nice value) of the task
     /// itself.
     SetSched { policy: Policy, nice: i8, rt_priority: u8 },
+    /// Moves the task itself to task group `group` (`None`: the root group), as writing
+    /// its thread id to the group's `tasks` (cgroup v1) or `cgroup.threads` (v2) file
+    /// does (rt-app's `taskgroup` when a phase starts).
+    SetGroup { group: Option<GroupId> },
     /// Any other system call, by x86_64 number: costs syscall time, never blocks.
     Syscall { nr: u32 },
     /// Exit the task (also what happens after the last operation).

@@ -3,7 +3,11 @@
 //!
 //! Weights here are the kernel's *unscaled* values (`scale_load_down`): nice 0 is 1024.
 //! Each nice level is ~1.25x the next, so that one nice step moves ~10 % of CPU time
-//! between two competing tasks.
+//! between two competing tasks. A 64-bit kernel keeps `load.weight` with 10 more bits
+//! (`SCHED_FIXEDPOINT_SHIFT`): a task's is its weight shifted, but a task group's entity
+//! gets a share of its group's `shares` computed at that resolution, and a run queue's
+//! total is the sum of those; [`LoadWeight::scaled`] keeps it, so that the sums and their
+//! `scale_load_down` round as the kernel's do.
 
 /// `sched_prio_to_weight[nice + 20]`.
 pub const PRIO_TO_WEIGHT: [u64; 40] = [
@@ -35,24 +39,49 @@ pub const NICE_0_LOAD: u64 = 1024;
 pub const WEIGHT_IDLEPRIO: u64 = 3;
 /// `WMULT_IDLEPRIO`: 2^32 / 3.
 pub const WMULT_IDLEPRIO: u32 = 1_431_655_765;
+/// `SCHED_FIXEDPOINT_SHIFT`: the extra bits of a 64-bit kernel's `load.weight`.
+pub const SCHED_FIXEDPOINT_SHIFT: u32 = 10;
 const WMULT_CONST: u64 = 0xffff_ffff;
 const WMULT_SHIFT: u32 = 32;
+
+/// `scale_load_down`: a 64-bit kernel's `load.weight` as its arithmetic uses it, at
+/// least 2 unless 0.
+pub fn scale_load_down(scaled: u64) -> u64 {
+    if scaled == 0 {
+        0
+    } else {
+        (scaled >> SCHED_FIXEDPOINT_SHIFT).max(2)
+    }
+}
 
 /// A load weight and its cached inverse, as `struct load_weight`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoadWeight {
+    /// The weight the arithmetic uses (`scale_load_down(load.weight)`): nice 0 is 1024.
     pub weight: u64,
     pub inv_weight: u32,
+    /// The kernel's `load.weight` itself, [`SCHED_FIXEDPOINT_SHIFT`] bits finer: what run
+    /// queues sum and reweighting scales by.
+    pub scaled: u64,
 }
 
 impl LoadWeight {
     /// The weight of a fair task at `nice`, or of a `SCHED_IDLE` task.
     pub fn for_task(nice: i8, idle_policy: bool) -> Self {
-        if idle_policy {
-            return LoadWeight { weight: WEIGHT_IDLEPRIO, inv_weight: WMULT_IDLEPRIO };
-        }
-        let i = (i32::from(nice) + 20).clamp(0, 39) as usize;
-        LoadWeight { weight: PRIO_TO_WEIGHT[i], inv_weight: PRIO_TO_WMULT[i] }
+        let (weight, inv_weight) = if idle_policy {
+            (WEIGHT_IDLEPRIO, WMULT_IDLEPRIO)
+        } else {
+            let i = (i32::from(nice) + 20).clamp(0, 39) as usize;
+            (PRIO_TO_WEIGHT[i], PRIO_TO_WMULT[i])
+        };
+        LoadWeight { weight, inv_weight, scaled: weight << SCHED_FIXEDPOINT_SHIFT }
+    }
+
+    /// The weight of a task group's entity whose `load.weight` is `scaled`
+    /// (`reweight_entity` with a share of the group's `shares`), its inverse computed as
+    /// `__update_inv_weight` does.
+    pub fn for_shares(scaled: u64) -> Self {
+        LoadWeight { scaled, ..Self::for_load(scale_load_down(scaled)) }
     }
 
     /// The weight of a run queue's total load, whose inverse the kernel computes on
@@ -63,7 +92,7 @@ impl LoadWeight {
         } else {
             WMULT_CONST.checked_div(weight).map_or(WMULT_CONST as u32, |inv| inv as u32)
         };
-        LoadWeight { weight, inv_weight }
+        LoadWeight { weight, inv_weight, scaled: weight << SCHED_FIXEDPOINT_SHIFT }
     }
 }
 

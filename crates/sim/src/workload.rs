@@ -9,6 +9,55 @@ pub use schedlab_model::Policy;
 /// An index into [`Workload::objects`].
 pub type ObjectId = u32;
 
+/// An index into [`Workload::groups`].
+pub type GroupId = u32;
+
+/// `MIN_SHARES`: the smallest `shares` a task group may have (and the smallest weight a
+/// group's entity on one CPU gets).
+pub const MIN_SHARES: u64 = 2;
+/// `MAX_SHARES`: the largest `shares` a task group may have (2¹⁸).
+pub const MAX_SHARES: u64 = 1 << 18;
+
+/// A task group (the kernel's `struct task_group`): a cgroup with the cpu controller, or
+/// an autogroup (the session of a process whose cgroup is the root, when
+/// `kernel.sched_autogroup_enabled` is 1). The fair class shares the CPU between groups
+/// by their `shares`, then within each group between its tasks and child groups, however
+/// many tasks a group has (a group of ten tasks gets what a group of one gets). Tasks
+/// not in a group are in the root group, where each counts as one entity of its own
+/// weight.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskGroup {
+    /// Its name in reports and errors: a cgroup path (`/tg1/tg11`) or `autogroup-N`.
+    pub name: String,
+    /// The group it is in (an earlier one); `None`: a child of the root group.
+    pub parent: Option<GroupId>,
+    /// Its weight against its siblings (`tg->shares`, scaled down as the kernel's
+    /// arithmetic uses it): 1024 for `cpu.weight` 100, the default, [`MIN_SHARES`] to
+    /// [`MAX_SHARES`].
+    pub shares: u64,
+}
+
+impl TaskGroup {
+    /// A cgroup v2 group of `cpu.weight` `weight` (1–10000, default 100), converted as
+    /// `sched_weight_from_cgroup` does: `weight × 1024 / 100`, rounded to the closest.
+    pub fn cpu_weight(name: impl Into<String>, parent: Option<GroupId>, weight: u64) -> Self {
+        TaskGroup { name: name.into(), parent, shares: (weight * 1024 + 50) / 100 }
+    }
+
+    /// A cgroup v1 group of `cpu.shares` `shares` (default 1024); the kernel clamps it
+    /// to [`MIN_SHARES`]..=[`MAX_SHARES`].
+    pub fn cpu_shares(name: impl Into<String>, parent: Option<GroupId>, shares: u64) -> Self {
+        TaskGroup { name: name.into(), parent, shares: shares.clamp(MIN_SHARES, MAX_SHARES) }
+    }
+
+    /// An autogroup (a session's group) of nice value `nice` (`/proc/PID/autogroup`,
+    /// default 0): its shares are a task's weight at that nice value.
+    pub fn autogroup(name: impl Into<String>, nice: i8) -> Self {
+        let i = (i32::from(nice) + 20).clamp(0, 39) as usize;
+        TaskGroup { name: name.into(), parent: None, shares: crate::weights::PRIO_TO_WEIGHT[i] }
+    }
+}
+
 /// An IPC object or file that tasks share through their fd tables.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ObjectSpec {
@@ -105,6 +154,9 @@ pub struct TaskSpec {
     /// not model, so they change nothing in a simulation.
     pub util_min: Option<u16>,
     pub util_max: Option<u16>,
+    /// The task group it starts in (`None`: the root group). Its children start in the
+    /// group it is in when it forks them.
+    pub group: Option<GroupId>,
 }
 
 impl TaskSpec {
@@ -123,6 +175,7 @@ impl TaskSpec {
             thread_of: None,
             util_min: None,
             util_max: None,
+            group: None,
         }
     }
 }
@@ -143,6 +196,9 @@ pub struct Workload {
     pub timers: Vec<TimerSpec>,
     /// CPU sets that [`Op::SetAffinity`] names by [`CpuSetId`].
     pub cpu_sets: Vec<Vec<Cpu>>,
+    /// Task groups, named by [`GroupId`]; a group's parent comes before it. Without
+    /// groups every task is in the root group and the fair class has one level.
+    pub groups: Vec<TaskGroup>,
 }
 
 impl Workload {
@@ -156,6 +212,24 @@ impl Workload {
     pub fn add_object(&mut self, o: ObjectSpec) -> ObjectId {
         self.objects.push(o);
         (self.objects.len() - 1) as ObjectId
+    }
+
+    /// Adds a task group and returns its id.
+    pub fn add_group(&mut self, g: TaskGroup) -> GroupId {
+        self.groups.push(g);
+        (self.groups.len() - 1) as GroupId
+    }
+
+    /// Puts every task that is in the root group into one new autogroup of nice value
+    /// `nice`, as running the whole workload in a session of its own does on a kernel with
+    /// `sched_autogroup_enabled` (each `setsid()` starts an autogroup, and a process in
+    /// the root cgroup runs in its session's); returns the group.
+    pub fn in_autogroup(&mut self, nice: i8) -> GroupId {
+        let g = self.add_group(TaskGroup::autogroup("autogroup", nice));
+        for t in self.tasks.iter_mut().filter(|t| t.group.is_none()) {
+            t.group = Some(g);
+        }
+        g
     }
 
     /// Whether a task may run under a real-time policy: one starts with it, or a program
@@ -176,6 +250,15 @@ impl Workload {
             p.validate()?;
             for op in &p.ops {
                 self.validate_op(p, op)?;
+            }
+        }
+        for (group, g) in self.groups.iter().enumerate() {
+            let group = group as GroupId;
+            if g.parent.is_some_and(|p| p >= group) {
+                return Err(InvalidWorkload::GroupParent { group, name: g.name.clone() });
+            }
+            if !(MIN_SHARES..=MAX_SHARES).contains(&g.shares) {
+                return Err(InvalidWorkload::GroupShares { group, name: g.name.clone(), shares: g.shares });
             }
         }
         for (set, list) in self.cpu_sets.iter().enumerate() {
@@ -209,6 +292,9 @@ impl Workload {
                 if fd.object as usize >= self.objects.len() {
                     return Err(InvalidWorkload::UnknownObject { task, name: name(), object: fd.object });
                 }
+            }
+            if let Some(group) = t.group.filter(|&g| g as usize >= self.groups.len()) {
+                return Err(InvalidWorkload::UnknownGroup { task, name: name(), group });
             }
             if let Some(parent) = t.thread_of {
                 if parent as usize >= task {
@@ -247,6 +333,9 @@ impl Workload {
             }
             Op::SetAffinity { cpus: Some(set) } if set as usize >= self.cpu_sets.len() => {
                 Err(InvalidWorkload::UnknownCpuSet { comm: comm(), set })
+            }
+            Op::SetGroup { group: Some(group) } if group as usize >= self.groups.len() => {
+                Err(InvalidWorkload::SetUnknownGroup { comm: comm(), group })
             }
             Op::SetSched { policy, nice, rt_priority } => {
                 let valid =
@@ -294,6 +383,18 @@ pub enum InvalidWorkload {
     /// A task's fd table refers to an object the workload does not have.
     #[error("task {task} ({name}): fd refers to unknown object {object}")]
     UnknownObject { task: usize, name: String, object: ObjectId },
+    /// A task starts in a task group the workload does not have.
+    #[error("task {task} ({name}): unknown task group {group}")]
+    UnknownGroup { task: usize, name: String, group: GroupId },
+    /// An operation moves its task to a task group the workload does not have.
+    #[error("{comm}: move to unknown task group {group}")]
+    SetUnknownGroup { comm: String, group: GroupId },
+    /// A task group's parent is not an earlier group.
+    #[error("task group {group} ({name}): its parent must be an earlier group")]
+    GroupParent { group: GroupId, name: String },
+    /// A task group's shares are outside what the kernel accepts.
+    #[error("task group {group} ({name}): shares {shares} are outside 2..=262144")]
+    GroupShares { group: GroupId, name: String, shares: u64 },
     /// A task is made a thread of itself or of a later task.
     #[error("task {task} ({name}): thread_of must name an earlier task")]
     ThreadOfLaterTask { task: usize, name: String, thread_of: u32 },

@@ -12,7 +12,8 @@ fn hackbench_delivers_groups_x_fds_x_fds_x_loops_messages() {
     for ipc in [Ipc::Pipe, Ipc::Socket] {
         for mode in [Mode::Process, Mode::Thread] {
             for parent in [false, true] {
-                let hb = Hackbench { groups: 2, fds: 4, loops: 10, size: 100, ipc, mode, parent };
+                let hb =
+                    Hackbench { groups: 2, fds: 4, loops: 10, size: 100, ipc, mode, parent, session: false };
                 for fair in [FairFlavor::Cfs, FairFlavor::Eevdf, FairFlavor::Timeshare] {
                     let (r, ev) = run(&hb.workload(), 2, fair, &[]);
                     let read: i64 = ev
@@ -50,6 +51,7 @@ fn hackbench_parent_starts_the_workers_together_and_reaps_them_in_fork_order() {
         ipc: Ipc::Pipe,
         mode: Mode::Process,
         parent: true,
+        session: false,
     };
     let sets =
         [("context_switch_ns", "0"), ("syscall_ns", "100"), ("copy_ns_per_kib", "0"), ("migration_ns", "0")];

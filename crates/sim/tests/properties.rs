@@ -1,6 +1,7 @@
 //! Invariants of the event stream and the report, on random small workloads: random
 //! topologies (nodes × cores × SMT threads, up to 16 CPUs), programs (compute, sleep, yield, I/O, pipe or socket ping-pong), policies,
-//! priorities, affinities and fair classes.
+//! priorities, affinities, fair classes, and under EEVDF task groups (nested, of
+//! random weights, tasks moving between them).
 
 mod common;
 
@@ -12,8 +13,8 @@ use proptest::test_runner::RngSeed;
 use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState, ProviderLayer};
 use schedlab_sim::{simulate_with, Hooks};
 use schedlab_sim::{
-    End, FairFlavor, FdTarget, ObjectSpec, Op, Policy, Program, Report, SimConfig, TaskSpec, Topology,
-    Workload,
+    End, FairFlavor, FdTarget, ObjectSpec, Op, Policy, Program, Report, SimConfig, TaskGroup, TaskSpec,
+    Topology, Workload,
 };
 
 const US: u64 = 1_000;
@@ -25,6 +26,9 @@ enum Step {
     Sleep(u64),
     Io(u64),
     Yield,
+    /// Move to the task group of this number (modulo the groups and the root), when
+    /// the case has groups.
+    Group(u8),
 }
 
 #[derive(Clone, Debug)]
@@ -56,6 +60,9 @@ struct Case {
     seed: u64,
     jitter: bool,
     hrtick: bool,
+    /// Task groups under EEVDF (the second one inside the first), with their cpu.weight:
+    /// task i starts in group i modulo one more than their number (the last: the root).
+    groups: Vec<u64>,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -64,6 +71,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (10 * US..10 * MS).prop_map(Step::Sleep),
         1 => (10 * US..5 * MS).prop_map(Step::Io),
         1 => Just(Step::Yield),
+        1 => any::<u8>().prop_map(Step::Group),
     ]
 }
 
@@ -110,8 +118,9 @@ fn case() -> impl Strategy<Value = Case> {
         any::<u64>(),
         any::<bool>(),
         any::<bool>(),
+        prop::collection::vec(1u64..=10_000, 0..=3),
     )
-        .prop_map(|(shape, fair, tasks, pairs, socket, seed, jitter, hrtick)| Case {
+        .prop_map(|(shape, fair, tasks, pairs, socket, seed, jitter, hrtick, groups)| Case {
             shape,
             cpus: shape.0 * shape.1 * shape.2,
             fair,
@@ -121,6 +130,7 @@ fn case() -> impl Strategy<Value = Case> {
             seed,
             jitter,
             hrtick,
+            groups: if fair == FairFlavor::Eevdf { groups } else { Vec::new() },
         })
 }
 
@@ -129,19 +139,27 @@ fn w_duration() -> u64 {
     200 * MS
 }
 
-fn body(p: Program, steps: &[Step]) -> Program {
-    steps.iter().fold(p, |p, s| {
-        p.op(match *s {
-            Step::Compute(ns) => Op::Compute(ns),
-            Step::Sleep(ns) => Op::Sleep(ns),
-            Step::Io(ns) => Op::Io(ns),
-            Step::Yield => Op::Yield,
-        })
+/// The program of `steps`, in a workload with `groups` task groups.
+fn body(p: Program, steps: &[Step], groups: usize) -> Program {
+    steps.iter().fold(p, |p, s| match *s {
+        Step::Compute(ns) => p.op(Op::Compute(ns)),
+        Step::Sleep(ns) => p.op(Op::Sleep(ns)),
+        Step::Io(ns) => p.op(Op::Io(ns)),
+        Step::Yield => p.op(Op::Yield),
+        Step::Group(_) if groups == 0 => p,
+        Step::Group(g) => {
+            let g = u32::from(g) % (groups as u32 + 1);
+            p.op(Op::SetGroup { group: (g < groups as u32).then_some(g) })
+        }
     })
 }
 
 fn build(c: &Case) -> Workload {
     let mut w = Workload { name: "random".into(), duration_ns: Some(w_duration()), ..Default::default() };
+    for (i, &weight) in c.groups.iter().enumerate() {
+        w.add_group(TaskGroup::cpu_weight(format!("/g{i}"), (i == 1).then_some(0), weight));
+    }
+    let groups = c.groups.len();
     let pairs = c.pairs.min(c.tasks.len() / 2);
     let all = (1u32 << c.cpus) - 1;
     // Per pair: the fds of the pinger and the ponger (fd 0 to send, fd 1 to receive
@@ -168,26 +186,28 @@ fn build(c: &Case) -> Workload {
             let (rounds, bytes) = (lead.loops, lead.msg_bytes);
             if i % 2 == 0 {
                 let p = Program::new(&name).repeat(rounds, |p| {
-                    body(p, &t.steps).op(Op::Write { fd: 0, bytes }).op(Op::Read { fd: 1, bytes })
+                    body(p, &t.steps, groups).op(Op::Write { fd: 0, bytes }).op(Op::Read { fd: 1, bytes })
                 });
                 (p, pair_fds[i / 2].0.clone())
             } else {
                 let p = Program::new(&name).repeat(rounds, |p| {
-                    body(p.op(Op::Read { fd: 0, bytes }), &t.steps).op(Op::Write { fd: 1, bytes })
+                    body(p.op(Op::Read { fd: 0, bytes }), &t.steps, groups).op(Op::Write { fd: 1, bytes })
                 });
                 (p, pair_fds[i / 2].1.clone())
             }
         } else {
-            (Program::new(&name).repeat(t.loops, |p| body(p, &t.steps)), Vec::new())
+            (Program::new(&name).repeat(t.loops, |p| body(p, &t.steps, groups)), Vec::new())
         };
         let program = w.add_program(program);
         let mask = t.affinity.map_or(all, |m| u32::from(m) & all);
         let affinity =
             (mask != 0 && mask != all).then(|| (0..c.cpus).filter(|b| mask & (1 << b) != 0).collect());
+        let group = (i % (groups + 1) < groups).then_some((i % (groups + 1)) as u32);
         w.tasks.push(TaskSpec {
             affinity,
             start_ns: t.start_ns,
             fds,
+            group,
             ..task(&name, program, t.policy, t.nice, if t.policy.is_rt() { t.rt_priority } else { 0 })
         });
     }

@@ -23,14 +23,21 @@
 //! and `avg_load = Σ wᵢ` over the queued tasks, the running one added on demand, with
 //! weights scaled down (nice 0 = 1024) and integer division rounding towards −∞.
 //!
-//! Not modelled: group scheduling, the NEXT_BUDDY feature (off by default; PICK_BUDDY
-//! then has no buddy to pick).
+//! With task groups the same rules pick among a queue's entities, tasks and groups
+//! alike, level by level (the engine walks the hierarchy, `engine/group.rs`); a group's
+//! entity has its queue's shortest slice, takes new weights as its group's shares are
+//! redistributed (`reweight_entity`), and may be the queue's next buddy (PICK_BUDDY),
+//! which is picked while eligible: the kernel names the group of a task that just slept
+//! while the group kept others queued.
+//!
+//! Not modelled: the NEXT_BUDDY feature (off by default: a woken task is never made the
+//! buddy).
 
 use schedlab_model::Ns;
 
-use super::{Dequeue, Enqueue, Entity, FairClass, FairRq};
+use super::{Dequeue, Enqueue, Entity, Ents, FairClass, FairRq};
 use crate::config::Tunables;
-use crate::weights::{calc_delta_fair, NICE_0_LOAD};
+use crate::weights::{calc_delta_fair, LoadWeight, NICE_0_LOAD};
 use crate::workload::Policy;
 
 /// EEVDF with its tunables and features.
@@ -70,15 +77,15 @@ impl Eevdf {
         }
     }
 
-    fn curr_on_rq(rq: &FairRq, ents: &[Entity]) -> Option<u32> {
-        rq.curr.filter(|&c| ents[c as usize].on_rq)
+    fn curr_on_rq(rq: &FairRq, ents: &Ents) -> Option<u32> {
+        rq.curr.filter(|&c| ents[c].on_rq)
     }
 
     /// Σ (vᵢ − min_vruntime)·wᵢ and Σ wᵢ including the running task.
-    fn sums(rq: &FairRq, ents: &[Entity]) -> (i128, i128) {
+    fn sums(rq: &FairRq, ents: &Ents) -> (i128, i128) {
         let (mut avg, mut load) = (rq.avg_vruntime, i128::from(rq.avg_load));
         if let Some(c) = Self::curr_on_rq(rq, ents) {
-            let se = &ents[c as usize];
+            let se = &ents[c];
             avg += i128::from(se.vruntime - rq.min_vruntime) * i128::from(weight(se));
             load += i128::from(weight(se));
         }
@@ -86,7 +93,7 @@ impl Eevdf {
     }
 
     /// `avg_vruntime`: V, the zero-lag point.
-    pub fn avg_vruntime(rq: &FairRq, ents: &[Entity]) -> i64 {
+    pub fn avg_vruntime(rq: &FairRq, ents: &Ents) -> i64 {
         let (mut avg, load) = Self::sums(rq, ents);
         if load != 0 {
             if avg < 0 {
@@ -98,42 +105,42 @@ impl Eevdf {
     }
 
     /// `vruntime_eligible`: `v ≤ V`, evaluated without the division.
-    pub fn eligible(rq: &FairRq, ents: &[Entity], pid: u32) -> bool {
+    pub fn eligible(rq: &FairRq, ents: &Ents, pid: u32) -> bool {
         let (avg, load) = Self::sums(rq, ents);
-        avg >= i128::from(ents[pid as usize].vruntime - rq.min_vruntime) * load
+        avg >= i128::from(ents[pid].vruntime - rq.min_vruntime) * load
     }
 
-    /// `cfs_rq_min_slice`: the shortest slice among the queued tasks (the tree and a
-    /// queued `curr`), searched only when some task has a slice of its own.
-    fn min_slice(&self, rq: &FairRq, ents: &[Entity]) -> Option<Ns> {
-        let curr = Self::curr_on_rq(rq, ents).map(|c| ents[c as usize].slice);
-        if rq.custom_slices == 0 {
-            return (curr.is_some() || !rq.tree.is_empty()).then_some(self.base_slice);
+    /// `cfs_rq_min_slice`: the shortest slice among the queued entities (the tree and
+    /// `curr`): the shortest of their own slices, or the base slice of the others.
+    fn shortest_slice(&self, rq: &FairRq) -> Option<Ns> {
+        let others = (rq.nr_running > rq.custom_slices.len()).then_some(self.base_slice);
+        match (rq.custom_slices.min(), others) {
+            (Some(own), Some(base)) => Some(own.min(base)),
+            (own, base) => own.or(base),
         }
-        rq.queued().map(|p| ents[p as usize].slice).chain(curr).min()
     }
 
-    fn tree_insert(rq: &mut FairRq, ents: &[Entity], pid: u32) {
-        let se = &ents[pid as usize];
-        rq.tree.insert((se.deadline, pid));
-        rq.by_vruntime.insert((se.vruntime, pid));
+    fn tree_insert(rq: &mut FairRq, ents: &Ents, pid: u32) {
+        let se = &ents[pid];
+        let new = rq.tree.insert((se.deadline, pid)) & rq.by_vruntime.insert((se.vruntime, pid));
+        debug_assert!(new, "{pid} queued twice");
         rq.avg_vruntime += i128::from(se.vruntime - rq.min_vruntime) * i128::from(weight(se));
         rq.avg_load += weight(se);
     }
 
-    fn tree_remove(rq: &mut FairRq, ents: &[Entity], pid: u32) {
-        let se = &ents[pid as usize];
-        rq.tree.remove(&(se.deadline, pid));
-        rq.by_vruntime.remove(&(se.vruntime, pid));
+    fn tree_remove(rq: &mut FairRq, ents: &Ents, pid: u32) {
+        let se = &ents[pid];
+        let was = rq.tree.remove(&(se.deadline, pid)) & rq.by_vruntime.remove(&(se.vruntime, pid));
+        debug_assert!(was, "{pid} not queued where its keys say");
         rq.avg_vruntime -= i128::from(se.vruntime - rq.min_vruntime) * i128::from(weight(se));
         rq.avg_load -= weight(se);
     }
 
     /// `update_min_vruntime`: the smallest vruntime on the queue, never moving back; the
     /// sum kept relative to it is rebased.
-    fn update_min_vruntime(rq: &mut FairRq, ents: &[Entity]) {
+    fn update_min_vruntime(rq: &mut FairRq, ents: &Ents) {
         let curr = Self::curr_on_rq(rq, ents);
-        let mut v = curr.map_or(rq.min_vruntime, |c| ents[c as usize].vruntime);
+        let mut v = curr.map_or(rq.min_vruntime, |c| ents[c].vruntime);
         if let Some(&(min, _)) = rq.by_vruntime.first() {
             v = if curr.is_none() { min } else { v.min(min) };
         }
@@ -164,13 +171,13 @@ impl Eevdf {
     /// `set_protect_slice`, when `pid` is picked: protected until its deadline, or for
     /// the shortest slice queued with it (RUN_TO_PARITY) or one normalized base slice
     /// (without it) when that is shorter than its own.
-    fn set_protect_slice(&self, rq: &FairRq, ents: &mut [Entity], pid: u32) {
+    fn set_protect_slice(&self, rq: &FairRq, ents: &mut Ents, pid: u32) {
         let quantum = if self.run_to_parity {
-            self.min_slice(rq, ents).unwrap_or(self.base_slice)
+            self.shortest_slice(rq).unwrap_or(self.base_slice)
         } else {
             self.normalized_base_slice
         };
-        let se = &mut ents[pid as usize];
+        let se = &mut ents[pid];
         let slice = quantum.min(se.slice);
         se.vprot = se.deadline;
         if slice != se.slice {
@@ -180,9 +187,9 @@ impl Eevdf {
 
     /// `update_protect_slice`: a shorter slice was queued; the protection ends when that
     /// slice would have.
-    fn update_protect_slice(&self, rq: &FairRq, ents: &mut [Entity], pid: u32) {
-        let Some(slice) = self.min_slice(rq, ents) else { return };
-        let se = &mut ents[pid as usize];
+    fn update_protect_slice(&self, rq: &FairRq, ents: &mut Ents, pid: u32) {
+        let Some(slice) = self.shortest_slice(rq) else { return };
+        let se = &mut ents[pid];
         se.vprot = se.vprot.min(se.vruntime + calc_delta_fair(slice, se.load) as i64);
     }
 
@@ -201,10 +208,10 @@ impl Eevdf {
     }
 
     /// `place_entity`: at V minus the (inflated) lag, with a deadline one request on.
-    fn place_entity(&self, rq: &FairRq, ents: &mut [Entity], pid: u32, initial: bool) {
+    fn place_entity(&self, rq: &FairRq, ents: &mut Ents, pid: u32, initial: bool) {
         let v = Self::avg_vruntime(rq, ents);
-        let curr_w = Self::curr_on_rq(rq, ents).map_or(0, |c| weight(&ents[c as usize]));
-        let se = &mut ents[pid as usize];
+        let curr_w = Self::curr_on_rq(rq, ents).map_or(0, |c| weight(&ents[c]));
+        let se = &mut ents[pid];
         if !se.custom_slice {
             se.slice = self.base_slice;
         }
@@ -230,33 +237,37 @@ impl Eevdf {
 
     /// `__pick_eevdf`: the eligible task with the earliest deadline; a protected
     /// running task keeps the CPU when `protect` is set.
-    fn pick_eevdf(&self, rq: &FairRq, ents: &[Entity], protect: bool) -> Option<u32> {
+    fn pick_eevdf(&self, rq: &FairRq, ents: &Ents, protect: bool) -> Option<u32> {
         let curr = Self::curr_on_rq(rq, ents);
         if rq.nr_running == 1 {
             return curr.or_else(|| rq.first());
         }
+        // PICK_BUDDY: the next buddy (only ever set with task groups) while eligible.
+        if let Some(next) = rq.next.filter(|&n| Self::eligible(rq, ents, n)) {
+            return Some(next);
+        }
         let curr = curr.filter(|&c| Self::eligible(rq, ents, c));
         if let Some(c) = curr {
-            if protect && Self::protected(&ents[c as usize]) {
+            if protect && Self::protected(&ents[c]) {
                 return Some(c);
             }
         }
         let best = rq.queued().find(|&p| Self::eligible(rq, ents, p));
         match (best, curr) {
             (None, c) => c,
-            (Some(b), Some(c)) if ents[c as usize].deadline < ents[b as usize].deadline => Some(c),
+            (Some(b), Some(c)) if ents[c].deadline < ents[b].deadline => Some(c),
             (b, _) => b,
         }
     }
 }
 
 impl FairClass for Eevdf {
-    fn update_curr(&self, rq: &mut FairRq, ents: &mut [Entity], delta: Ns) -> bool {
+    fn update_curr(&self, rq: &mut FairRq, ents: &mut Ents, delta: Ns) -> bool {
         let Some(c) = rq.curr else { return false };
         if delta == 0 {
             return false;
         }
-        let se = &mut ents[c as usize];
+        let se = &mut ents[c];
         se.vruntime += calc_delta_fair(delta, se.load) as i64;
         let resched = self.update_deadline(se);
         Self::update_min_vruntime(rq, ents);
@@ -264,20 +275,22 @@ impl FairClass for Eevdf {
             return false;
         }
         // Once the protected quantum is used up, every accounting asks to pick again.
-        resched || !Self::protected(&ents[c as usize])
+        resched || !Self::protected(&ents[c])
     }
 
-    fn enqueue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, how: Enqueue) {
+    fn enqueue(&self, rq: &mut FairRq, ents: &mut Ents, pid: u32, how: Enqueue) {
         self.place_entity(rq, ents, pid, how == Enqueue::New);
-        let se = &mut ents[pid as usize];
+        let se = &mut ents[pid];
         se.on_rq = true;
         rq.nr_running += 1;
-        rq.load += se.load.weight;
-        rq.custom_slices += u32::from(se.custom_slice);
+        rq.load += se.load.scaled;
+        if se.custom_slice {
+            rq.custom_slices.insert(se.slice);
+        }
         Self::tree_insert(rq, ents, pid);
     }
 
-    fn dequeue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, how: Dequeue) {
+    fn dequeue(&self, rq: &mut FairRq, ents: &mut Ents, pid: u32, how: Dequeue) {
         // update_entity_lag: remember how far behind (or ahead of) V the task leaves.
         let v = Self::avg_vruntime(rq, ents);
         if rq.curr == Some(pid) {
@@ -285,7 +298,7 @@ impl FairClass for Eevdf {
         } else {
             Self::tree_remove(rq, ents, pid);
         }
-        let se = &mut ents[pid as usize];
+        let se = &mut ents[pid];
         se.vlag = self.entity_lag(v, se);
         match how {
             // PLACE_REL_DEADLINE: keep the request's remaining length across the move.
@@ -305,30 +318,28 @@ impl FairClass for Eevdf {
         }
         se.on_rq = false;
         rq.nr_running -= 1;
-        rq.load -= se.load.weight;
-        rq.custom_slices -= u32::from(se.custom_slice);
+        rq.load -= se.load.scaled;
+        if se.custom_slice {
+            rq.custom_slices.remove(se.slice);
+        }
         Self::update_min_vruntime(rq, ents);
     }
 
     /// DELAY_DEQUEUE: a sleeper that is not eligible stays queued, delayed.
-    fn delay_dequeue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) -> bool {
-        if !self.delay_dequeue || Self::eligible(rq, ents, pid) {
-            return false;
-        }
-        ents[pid as usize].delayed = true;
-        true
+    fn delay_dequeue(&self, rq: &mut FairRq, ents: &mut Ents, pid: u32) -> bool {
+        self.delay_dequeue && !Self::eligible(rq, ents, pid)
     }
 
     /// `requeue_delayed_entity`: with DELAY_ZERO a lag that became positive while
     /// delayed is dropped and the task placed afresh at zero lag; otherwise it stays where
     /// it is.
-    fn requeue_delayed(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
-        ents[pid as usize].delayed = false;
+    fn requeue_delayed(&self, rq: &mut FairRq, ents: &mut Ents, pid: u32) {
+        ents[pid].delayed = false;
         if !self.delay_zero {
             return;
         }
         let v = Self::avg_vruntime(rq, ents);
-        let lag = self.entity_lag(v, &ents[pid as usize]);
+        let lag = self.entity_lag(v, &ents[pid]);
         if lag <= 0 {
             return;
         }
@@ -337,7 +348,7 @@ impl FairClass for Eevdf {
             Self::tree_remove(rq, ents, pid);
         }
         rq.nr_running -= 1;
-        ents[pid as usize].vlag = 0;
+        ents[pid].vlag = 0;
         self.place_entity(rq, ents, pid, false);
         rq.nr_running += 1;
         if queued {
@@ -345,38 +356,45 @@ impl FairClass for Eevdf {
         }
     }
 
-    fn pick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> Option<u32> {
+    fn pick(&self, rq: &mut FairRq, ents: &mut Ents) -> Option<u32> {
         self.pick_eevdf(rq, ents, true)
     }
 
-    fn put_prev(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
-        if ents[pid as usize].on_rq {
+    fn put_prev(&self, rq: &mut FairRq, ents: &mut Ents, pid: u32) {
+        if ents[pid].on_rq {
             Self::tree_insert(rq, ents, pid);
         }
         rq.curr = None;
     }
 
-    fn set_next(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
+    fn set_next(&self, rq: &mut FairRq, ents: &mut Ents, pid: u32) {
         Self::tree_remove(rq, ents, pid);
         self.set_protect_slice(rq, ents, pid);
         rq.curr = Some(pid);
-        let se = &mut ents[pid as usize];
+        let se = &mut ents[pid];
         se.prev_sum_exec = se.sum_exec;
     }
 
     /// The tick only updates the running task (done by the engine's accounting, which
     /// also reports a reached deadline).
-    fn tick(&self, _rq: &mut FairRq, _ents: &mut [Entity]) -> bool {
+    fn tick(&self, _rq: &mut FairRq, _ents: &mut Ents) -> bool {
         false
     }
 
     /// `check_preempt_wakeup_fair`.
-    fn wakeup_preempt(&self, rq: &mut FairRq, ents: &mut [Entity], curr: u32, woken: u32) -> bool {
-        let (c, w) = (&ents[curr as usize], &ents[woken as usize]);
+    fn wakeup_preempt(
+        &self,
+        rq: &mut FairRq,
+        ents: &mut Ents,
+        curr: u32,
+        woken: u32,
+        policy: Policy,
+    ) -> bool {
+        let (c, w) = (&ents[curr], &ents[woken]);
         if c.is_idle_policy() && !w.is_idle_policy() {
             return true;
         }
-        if w.policy != Policy::Other || !self.wakeup_preemption {
+        if policy != Policy::Other || !self.wakeup_preemption {
             return false;
         }
         // A waking task with a shorter slice is picked ignoring the protection; if it
@@ -384,7 +402,7 @@ impl FairClass for Eevdf {
         let short = self.preempt_short && w.slice < c.slice;
         if self.pick_eevdf(rq, ents, !short) == Some(woken) {
             if short {
-                Self::cancel_protect_slice(&mut ents[curr as usize]);
+                Self::cancel_protect_slice(&mut ents[curr]);
             }
             return true;
         }
@@ -395,32 +413,103 @@ impl FairClass for Eevdf {
     }
 
     /// `yield_task_fair`: give up the rest of the request.
-    fn yield_curr(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+    fn yield_curr(&self, rq: &mut FairRq, ents: &mut Ents, alone: bool) {
         let Some(c) = rq.curr else { return };
-        if rq.nr_running > 1 {
-            let se = &mut ents[c as usize];
+        if !alone {
+            let se = &mut ents[c];
             se.deadline += calc_delta_fair(se.slice, se.load) as i64;
         }
     }
 
     /// The deadline already moved on (`update_deadline`): nothing more to do.
-    fn expire(&self, _rq: &mut FairRq, _ents: &mut [Entity]) {}
+    fn expire(&self, _rq: &mut FairRq, _ents: &mut Ents) {}
 
     /// Keeping the CPU for the new request: protect it as a freshly picked task is.
-    fn renew(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+    fn renew(&self, rq: &mut FairRq, ents: &mut Ents) {
         if let Some(c) = rq.curr {
-            ents[c as usize].vprot = ents[c as usize].deadline;
+            ents[c].vprot = ents[c].deadline;
         }
     }
 
-    fn slice_left(&self, rq: &FairRq, ents: &[Entity]) -> Option<Ns> {
-        let se = &ents[rq.curr? as usize];
+    fn slice_left(&self, rq: &FairRq, ents: &Ents) -> Option<Ns> {
+        let se = &ents[rq.curr?];
         let vleft = (se.deadline - se.vruntime).max(0) as u128;
         // Real time = virtual time · weight / 1024, rounded up so the timer fires at or
         // after the deadline.
         let w = u128::from(se.load.weight);
         let n0 = u128::from(NICE_0_LOAD);
         Some(((vleft * w).div_ceil(n0)) as Ns)
+    }
+
+    fn groups(&self) -> bool {
+        true
+    }
+
+    fn min_slice(&self, rq: &FairRq, _ents: &Ents) -> Option<Ns> {
+        self.shortest_slice(rq)
+    }
+
+    /// A group entity's slice is its queue's shortest (`enqueue_task_fair`,
+    /// `dequeue_entities`), which makes it a slice of its own; the queue's count follows
+    /// while it is queued.
+    fn set_slice(&self, rq: &mut FairRq, ents: &mut Ents, id: u32, slice: Ns) {
+        let se = &mut ents[id];
+        if se.on_rq {
+            if se.custom_slice {
+                rq.custom_slices.remove(se.slice);
+            }
+            rq.custom_slices.insert(slice);
+        }
+        se.slice = slice;
+        se.custom_slice = true;
+    }
+
+    /// `reweight_entity`: a queued entity leaves its place keeping its lag, its deadline
+    /// and protection relative to its vruntime (`rel_vprot`, a fix backported to 6.18's
+    /// stable kernels), all three scaled by old/new weight (lag is `V − v` in virtual
+    /// time, which a heavier entity moves through more slowly), and is placed again at
+    /// the new weight.
+    fn reweight(&self, rq: &mut FairRq, ents: &mut Ents, id: u32, load: LoadWeight) {
+        let on_rq = ents[id].on_rq;
+        let curr = rq.curr == Some(id);
+        let mut vprot = None;
+        if on_rq {
+            let v = Self::avg_vruntime(rq, ents);
+            if !curr {
+                Self::tree_remove(rq, ents, id);
+            }
+            let se = &mut ents[id];
+            se.vlag = self.entity_lag(v, se);
+            se.deadline -= se.vruntime;
+            se.rel_deadline = true;
+            if curr && Self::protected(se) {
+                vprot = Some(se.vprot - se.vruntime);
+            }
+            rq.nr_running -= 1;
+            rq.load -= se.load.scaled;
+        }
+        let se = &mut ents[id];
+        let (old, new) = (i128::from(se.load.scaled), i128::from(load.scaled));
+        let scale = |v: i64| (i128::from(v) * old / new) as i64;
+        se.vlag = scale(se.vlag);
+        if se.rel_deadline {
+            se.deadline = scale(se.deadline);
+        }
+        let vprot = vprot.map(scale);
+        se.load = load;
+        if on_rq {
+            self.place_entity(rq, ents, id, false);
+            let se = &mut ents[id];
+            if let Some(v) = vprot {
+                se.vprot = se.vruntime + v;
+            }
+            rq.load += se.load.scaled;
+            if !curr {
+                Self::tree_insert(rq, ents, id);
+            }
+            rq.nr_running += 1;
+            Self::update_min_vruntime(rq, ents);
+        }
     }
 }
 
@@ -437,7 +526,7 @@ mod tests {
     fn eligibility_is_against_the_weighted_average() {
         let e = Eevdf::new(&Tunables::defaults(1), 1);
         let mut rq = FairRq::default();
-        let mut ents = vec![Entity::default(), fresh(0), fresh(0), fresh(-5)];
+        let mut ents = Ents::from(vec![Entity::default(), fresh(0), fresh(0), fresh(-5)]);
         for p in 1..=3 {
             e.enqueue(&mut rq, &mut ents, p, Enqueue::New);
         }
@@ -447,12 +536,12 @@ mod tests {
         e.dequeue(&mut rq, &mut ents, 3, Dequeue::Sleep);
         assert_eq!(rq.nr_running, 0);
         for (p, v) in [(1, 0), (2, 3000), (3, 1000)] {
-            let se = &mut ents[p as usize];
+            let se = &mut ents[p];
             se.vruntime = v;
             se.deadline = v + 700_000;
             se.on_rq = true;
             rq.nr_running += 1;
-            rq.load += se.load.weight;
+            rq.load += se.load.scaled;
             Eevdf::tree_insert(&mut rq, &ents, p);
         }
         let v = Eevdf::avg_vruntime(&rq, &ents);
@@ -468,7 +557,7 @@ mod tests {
     fn lag_is_kept_and_clamped_across_a_sleep() {
         let e = Eevdf::new(&Tunables::defaults(1), 1);
         let mut rq = FairRq::default();
-        let mut ents = vec![Entity::default(), fresh(0), fresh(0)];
+        let mut ents = Ents::from(vec![Entity::default(), fresh(0), fresh(0)]);
         e.enqueue(&mut rq, &mut ents, 1, Enqueue::New);
         e.enqueue(&mut rq, &mut ents, 2, Enqueue::New);
         e.set_next(&mut rq, &mut ents, 1);
@@ -490,14 +579,15 @@ mod tests {
     fn an_ineligible_sleeper_stays_queued_and_wakes_where_it_was() {
         let e = Eevdf::new(&Tunables::defaults(1), 1);
         let mut rq = FairRq::default();
-        let mut ents = vec![Entity::default(), fresh(0), fresh(0)];
+        let mut ents = Ents::from(vec![Entity::default(), fresh(0), fresh(0)]);
         e.enqueue(&mut rq, &mut ents, 1, Enqueue::New);
         e.enqueue(&mut rq, &mut ents, 2, Enqueue::New);
         e.set_next(&mut rq, &mut ents, 1);
         // Task 1 runs 1 ms and sleeps 0.5 ms ahead of V: it stays queued, delayed.
         e.update_curr(&mut rq, &mut ents, 1_000_000);
         assert!(e.delay_dequeue(&mut rq, &mut ents, 1));
-        assert!(ents[1].delayed && ents[1].on_rq);
+        ents[1].delayed = true;
+        assert!(ents[1].on_rq);
         assert_eq!((rq.nr_running, Eevdf::avg_vruntime(&rq, &ents)), (2, ents[2].vruntime + 500_000));
         // Woken at once, it is queued again where it is: its negative lag is kept.
         let before = (ents[1].vruntime, ents[1].deadline);
@@ -514,12 +604,13 @@ mod tests {
     fn a_delayed_sleeper_that_became_eligible_leaves_with_zero_lag() {
         let e = Eevdf::new(&Tunables::defaults(1), 1);
         let mut rq = FairRq::default();
-        let mut ents = vec![Entity::default(), fresh(0), fresh(0)];
+        let mut ents = Ents::from(vec![Entity::default(), fresh(0), fresh(0)]);
         e.enqueue(&mut rq, &mut ents, 1, Enqueue::New);
         e.enqueue(&mut rq, &mut ents, 2, Enqueue::New);
         e.set_next(&mut rq, &mut ents, 1);
         e.update_curr(&mut rq, &mut ents, 1_000_000);
         assert!(e.delay_dequeue(&mut rq, &mut ents, 1));
+        ents[1].delayed = true;
         e.put_prev(&mut rq, &mut ents, 1);
         // Task 2 runs 3 ms: task 1 is now 1 ms behind V (lag +1 ms), and DELAY_ZERO
         // drops that credit when it is finally dequeued.

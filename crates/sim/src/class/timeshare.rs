@@ -10,7 +10,8 @@
 
 use schedlab_model::Ns;
 
-use super::{Dequeue, Enqueue, Entity, FairClass, FairRq};
+use super::{Dequeue, Enqueue, Entity, Ents, FairClass, FairRq};
+use crate::workload::Policy;
 
 /// Round robin with quantum `quantum`.
 pub(crate) struct Timeshare {
@@ -33,30 +34,30 @@ impl Timeshare {
     }
 
     /// Whether the running task used up its quantum.
-    fn quantum_used(&self, rq: &FairRq, ents: &[Entity]) -> bool {
+    fn quantum_used(&self, rq: &FairRq, ents: &Ents) -> bool {
         rq.curr.is_some_and(|c| {
-            let se = &ents[c as usize];
+            let se = &ents[c];
             se.sum_exec - se.prev_sum_exec >= self.quantum
         })
     }
 }
 
 impl FairClass for Timeshare {
-    fn update_curr(&self, _rq: &mut FairRq, _ents: &mut [Entity], _delta: Ns) -> bool {
+    fn update_curr(&self, _rq: &mut FairRq, _ents: &mut Ents, _delta: Ns) -> bool {
         false
     }
 
-    fn enqueue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, _how: Enqueue) {
-        let se = &mut ents[pid as usize];
+    fn enqueue(&self, rq: &mut FairRq, ents: &mut Ents, pid: u32, _how: Enqueue) {
+        let se = &mut ents[pid];
         Self::to_tail(rq, se);
         se.on_rq = true;
         rq.nr_running += 1;
-        rq.load += se.load.weight;
+        rq.load += se.load.scaled;
         rq.tree.insert((Self::key(se), pid));
     }
 
-    fn dequeue(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32, _how: Dequeue) {
-        let se = &mut ents[pid as usize];
+    fn dequeue(&self, rq: &mut FairRq, ents: &mut Ents, pid: u32, _how: Dequeue) {
+        let se = &mut ents[pid];
         if rq.curr == Some(pid) {
             rq.curr = None;
         } else {
@@ -64,48 +65,55 @@ impl FairClass for Timeshare {
         }
         se.on_rq = false;
         rq.nr_running -= 1;
-        rq.load -= se.load.weight;
+        rq.load -= se.load.scaled;
     }
 
-    fn pick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> Option<u32> {
+    fn pick(&self, rq: &mut FairRq, ents: &mut Ents) -> Option<u32> {
         match (rq.tree.first(), rq.curr) {
             (None, c) => c,
-            (Some(&(k, p)), Some(c)) => Some(if Self::key(&ents[c as usize]) < k { c } else { p }),
+            (Some(&(k, p)), Some(c)) => Some(if Self::key(&ents[c]) < k { c } else { p }),
             (Some(&(_, p)), None) => Some(p),
         }
     }
 
-    fn put_prev(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
-        let se = &ents[pid as usize];
+    fn put_prev(&self, rq: &mut FairRq, ents: &mut Ents, pid: u32) {
+        let se = &ents[pid];
         if se.on_rq {
             rq.tree.insert((Self::key(se), pid));
         }
         rq.curr = None;
     }
 
-    fn set_next(&self, rq: &mut FairRq, ents: &mut [Entity], pid: u32) {
-        let se = &mut ents[pid as usize];
+    fn set_next(&self, rq: &mut FairRq, ents: &mut Ents, pid: u32) {
+        let se = &mut ents[pid];
         rq.tree.remove(&(Self::key(se), pid));
         rq.curr = Some(pid);
         se.prev_sum_exec = se.sum_exec;
     }
 
-    fn tick(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
+    fn tick(&self, rq: &mut FairRq, ents: &mut Ents) -> bool {
         self.quantum_used(rq, ents)
     }
 
-    fn wakeup_preempt(&self, _rq: &mut FairRq, ents: &mut [Entity], curr: u32, woken: u32) -> bool {
-        ents[woken as usize].nice < ents[curr as usize].nice
+    fn wakeup_preempt(
+        &self,
+        _rq: &mut FairRq,
+        ents: &mut Ents,
+        curr: u32,
+        woken: u32,
+        _policy: Policy,
+    ) -> bool {
+        ents[woken].nice < ents[curr].nice
     }
 
-    fn yield_curr(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+    fn yield_curr(&self, rq: &mut FairRq, ents: &mut Ents, _alone: bool) {
         if let Some(c) = rq.curr {
-            Self::to_tail(rq, &mut ents[c as usize]);
+            Self::to_tail(rq, &mut ents[c]);
         }
     }
 
-    fn slice_left(&self, rq: &FairRq, ents: &[Entity]) -> Option<Ns> {
-        let se = &ents[rq.curr? as usize];
+    fn slice_left(&self, rq: &FairRq, ents: &Ents) -> Option<Ns> {
+        let se = &ents[rq.curr?];
         Some(self.quantum.saturating_sub(se.sum_exec - se.prev_sum_exec))
     }
 
@@ -113,19 +121,19 @@ impl FairClass for Timeshare {
         true
     }
 
-    fn slice_end(&self, rq: &mut FairRq, ents: &mut [Entity]) -> bool {
+    fn slice_end(&self, rq: &mut FairRq, ents: &mut Ents) -> bool {
         self.quantum_used(rq, ents)
     }
 
     /// To the tail of its level, with a fresh quantum should it be the only one left.
-    fn expire(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+    fn expire(&self, rq: &mut FairRq, ents: &mut Ents) {
         if let Some(c) = rq.curr {
-            Self::to_tail(rq, &mut ents[c as usize]);
+            Self::to_tail(rq, &mut ents[c]);
         }
         super::restart_slice(rq, ents);
     }
 
-    fn renew(&self, rq: &mut FairRq, ents: &mut [Entity]) {
+    fn renew(&self, rq: &mut FairRq, ents: &mut Ents) {
         super::restart_slice(rq, ents);
     }
 }

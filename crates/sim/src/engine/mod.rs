@@ -7,6 +7,7 @@
 
 mod bandwidth;
 mod domains;
+mod group;
 mod ipc;
 mod load;
 mod ops;
@@ -22,10 +23,10 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use schedlab_model::{Event, EventKind, EventSink, Ns, Pid, PrevState};
 
-use crate::class::{Dequeue, Enqueue, Entity, FairClass, FairRq, FairServer, RtRq, ServerState};
+use crate::class::{Dequeue, Enqueue, Entity, Ents, FairClass, FairServer, RtRq, ServerState};
 use crate::config::{SimConfig, Tunables};
 use crate::cpuset::CpuSet;
-use crate::pelt::{CfsAvg, SchedAvg};
+use crate::pelt::SchedAvg;
 use crate::program::{Op, Program};
 use crate::report::{Percentiles, Report, TaskReport};
 use crate::weights::LoadWeight;
@@ -35,6 +36,7 @@ use schedlab_model::{ProviderLayer, SliceLayer};
 
 use bandwidth::Bandwidth;
 use domains::Domains;
+use group::{CfsRq, Hierarchy, Tg};
 use ipc::Object;
 use task::{Phase, State, Task, Wait};
 
@@ -109,17 +111,13 @@ struct Rq {
     /// The task the classes picked and account the CPU time to: `curr` itself, or a
     /// virtual runnable requester a provider (`curr`) runs for (SWAP).
     donor: u32,
-    fair: FairRq,
     rt: RtRq,
     /// The deadline server that runs fair tasks starved by real-time ones.
     server: FairServer,
     /// Runnable tasks on this CPU, the running one included (delayed fair tasks too).
     nr_running: u32,
-    /// Fair tasks queued but delayed (DELAY_DEQUEUE): `h_nr_queued − h_nr_runnable`.
-    nr_delayed: u32,
-    /// The fair queue's load tracking (`cfs_rq->avg`, `cfs_rq->removed`).
-    cfs_avg: CfsAvg,
-    /// Its averages may still have something to decay (`rq->has_blocked_load`).
+    /// Its fair queues' averages may still have something to decay
+    /// (`rq->has_blocked_load`).
     has_blocked_load: bool,
     /// When (jiffies) they were last decayed (`rq->last_blocked_load_update_tick`).
     last_blocked_load_update_tick: u64,
@@ -152,8 +150,15 @@ pub(crate) struct Engine<'a, F: FairClass> {
     programs: &'a [Program],
     workload: &'a Workload,
     tasks: Vec<Task>,
-    ents: Vec<Entity>,
+    ents: Ents,
     rqs: Vec<Rq>,
+    /// The fair queues: each CPU's root queue (its index is the CPU's), then each task
+    /// group's on each CPU ([`group`]).
+    cfs: Vec<CfsRq>,
+    /// The task groups (none: every task on its CPU's root queue).
+    tgs: Vec<Tg>,
+    /// Per CPU: its group queues with blocked load to decay (`leaf_cfs_rq_list`).
+    leaf: Vec<Vec<u32>>,
     /// The sched domains, with each CPU's balancing state.
     dom: Domains,
     /// CPUs running nothing, their ticks stopped (`nohz.idle_cpus_mask`).
@@ -210,6 +215,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
         workload.validate(cpus)?;
         let t = config.tunables.clone();
         t.check()?;
+        if !workload.groups.is_empty() && !fair.groups() {
+            return Err(SimError::GroupsNeedEevdf { fair: config.fair.name() });
+        }
         let rt = workload.may_run_rt();
         if rt && t.sched_rt_runtime_ns == Some(0) {
             return Err(SimError::NoRtRuntime);
@@ -219,6 +227,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
         let avg_idle = 2 * t.migration_cost_ns;
         let rr_ticks = (t.rr_timeslice_ns / t.tick_ns()).max(1);
         let objs = workload.objects.iter().enumerate().map(|(i, o)| Object::new(i as u32, o, &t)).collect();
+        let h = Hierarchy::new(cpus, &workload.groups, &t);
         let mut e = Engine {
             now: 0,
             cpus,
@@ -229,10 +238,11 @@ impl<'a, F: FairClass> Engine<'a, F> {
             programs: &workload.programs,
             workload,
             tasks: Vec::with_capacity(workload.tasks.len() + 1),
-            ents: Vec::with_capacity(workload.tasks.len() + 1),
-            rqs: (0..cpus)
-                .map(|_| Rq { avg_idle, cfs_avg: CfsAvg::new(load::PELT_EPOCH_NS), ..Rq::default() })
-                .collect(),
+            ents: Ents { tasks: Vec::with_capacity(workload.tasks.len() + 1), groups: h.entities },
+            rqs: (0..cpus).map(|_| Rq { avg_idle, ..Rq::default() }).collect(),
+            cfs: h.cfs,
+            tgs: h.tgs,
+            leaf: h.leaf,
             idle: all_cpus.clone(),
             llc_busy: vec![0; dom.llc_cpus.len()],
             has_idle_cores: vec![true; dom.llc_cpus.len()],
@@ -262,7 +272,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
         };
         // Pid 0 is the idle task.
         e.tasks.push(Task::new(0, "swapper".into(), 0, Vec::new(), all_cpus.clone()));
-        e.ents.push(Entity::default());
+        e.ents.tasks.push(Entity::default());
         for (i, spec) in workload.tasks.iter().enumerate() {
             let pid = i as u32 + 1;
             let affinity = spec
@@ -276,11 +286,12 @@ impl<'a, F: FairClass> Engine<'a, F> {
             };
             let mut task = Task::new(pid, name, spec.program, spec.fds.clone(), affinity);
             task.tgid = spec.thread_of.map_or(pid, |p| p + 1);
+            task.group = spec.group;
             let leader = task.tgid;
             e.tasks.push(task);
             e.tasks[leader as usize].live_threads += 1;
             let ent = e.new_entity(spec.policy, spec.nice, spec.rt_priority, spec.slice_ns);
-            e.ents.push(ent);
+            e.ents.tasks.push(ent);
             for fd in &spec.fds {
                 e.objs[fd.object as usize].adjust_ends(fd.end, 1, &mut Vec::new());
             }
@@ -381,14 +392,14 @@ impl<'a, F: FairClass> Engine<'a, F> {
     // ---- accounting -------------------------------------------------------------
 
     fn is_rt(&self, pid: u32) -> bool {
-        self.ents[pid as usize].policy.is_rt()
+        self.ents[pid].policy.is_rt()
     }
 
     /// A class-ordered priority: 0 idle, 1 fair, 1 + rt_priority for RT.
     fn class_prio(&self, pid: u32) -> u32 {
         match pid {
             0 => 0,
-            p if self.is_rt(p) => 1 + u32::from(self.ents[p as usize].rt_priority),
+            p if self.is_rt(p) => 1 + u32::from(self.ents[p].rt_priority),
             _ => 1,
         }
     }
@@ -409,13 +420,13 @@ impl<'a, F: FairClass> Engine<'a, F> {
         rq.busy_ns += delta;
         self.tasks[curr as usize].stats.cpu_ns += delta;
         let donor = rq.donor;
-        self.ents[donor as usize].sum_exec += delta;
-        if self.ents[donor as usize].policy.is_rt() {
+        self.ents[donor].sum_exec += delta;
+        if self.ents[donor].policy.is_rt() {
             self.charge_rt(cpu, delta);
             return;
         }
-        let expired = self.fair.update_curr(&mut rq.fair, &mut self.ents, delta);
-        if rq.server.state != ServerState::Stopped {
+        let expired = self.update_curr_path(donor, delta);
+        if self.rqs[cpu as usize].server.state != ServerState::Stopped {
             self.charge_server(cpu, delta);
         }
         if expired {
@@ -429,12 +440,11 @@ impl<'a, F: FairClass> Engine<'a, F> {
         let curr = self.rqs[cpu as usize].curr;
         let now = self.now;
         let keep = self.layer.as_mut().is_some_and(|l| l.keep_running(Pid(curr), now));
-        let rq = &mut self.rqs[cpu as usize];
+        let donor = self.rqs[cpu as usize].donor;
+        self.slice_path(donor, keep);
         if keep {
-            self.fair.renew(&mut rq.fair, &mut self.ents);
             self.arm_slice(cpu);
         } else {
-            self.fair.expire(&mut rq.fair, &mut self.ents);
             self.resched(cpu);
         }
     }
@@ -470,16 +480,16 @@ impl<'a, F: FairClass> Engine<'a, F> {
         let rq = &mut self.rqs[cpu as usize];
         rq.nr_running += 1;
         self.overloaded_cpus += u32::from(rq.nr_running == 2);
-        let e = &self.ents[pid as usize];
+        let e = &self.ents[pid];
         if e.policy.is_rt() {
             self.rt_runnable += 1;
             rq.rt.enqueue(pid, e.rt_priority, false);
             self.rt_task_queued();
         } else {
-            self.enqueue_load(cpu, pid);
-            let rq = &mut self.rqs[cpu as usize];
-            self.fair.enqueue(&mut rq.fair, &mut self.ents, pid, how);
-            if rq.fair.nr_running == 1 && self.bw.server.is_some() {
+            // enqueue_task_fair: the task's estimate joins the CPU's, then the hierarchy.
+            self.cfs[cpu as usize].avg.util_est_enqueue(&self.ents[pid].avg);
+            self.enqueue_task_fair(pid, how);
+            if self.cfs[cpu as usize].h_nr_queued == 1 && self.bw.server.is_some() {
                 self.server_start(cpu);
             }
             // hrtick_update: the running task's slice may now end sooner.
@@ -487,38 +497,41 @@ impl<'a, F: FairClass> Engine<'a, F> {
         }
     }
 
-    /// `dequeue_task`: `pid` leaves its run queue. A fair task's averages are brought
-    /// up to now first; its `util_est` leaves the queue's (a delayed task that finally
-    /// leaves goes straight to `dequeue_entities` and has none left there).
+    /// `dequeue_task`: `pid` leaves its run queue for good (it exits, moves, changes
+    /// policy or group, or a delayed sleeper finally goes). A fair task's `util_est`
+    /// leaves the CPU's (a delayed task that finally leaves goes straight to
+    /// `dequeue_entities` and has none left there), and the hierarchy is walked.
     fn dequeue(&mut self, pid: u32, how: Dequeue) {
+        self.dequeue_task(pid, how, false);
+    }
+
+    /// [`Self::dequeue`]; `detach` takes a fair task the balancer moves out of its
+    /// queue's averages at once (`DO_DETACH`).
+    fn dequeue_task(&mut self, pid: u32, how: Dequeue, detach: bool) {
         let cpu = self.tasks[pid as usize].cpu;
         self.account(cpu);
         if !self.is_rt(pid) {
             if how != Dequeue::Delayed {
                 self.dequeue_util_est(cpu, pid, how == Dequeue::Sleep);
             }
-            self.update_load_avg(cpu, pid, false);
+            self.dequeue_entities(pid, how, false, detach);
         }
-        self.leave_rq(cpu, pid, how);
+        self.leave_rq(cpu, pid);
     }
 
-    /// Takes `pid` off `cpu`'s queues (its averages already handled).
-    fn leave_rq(&mut self, cpu: u32, pid: u32, how: Dequeue) {
+    /// `pid` no longer counts on `cpu` (a fair task is already off its queues).
+    fn leave_rq(&mut self, cpu: u32, pid: u32) {
         let rq = &mut self.rqs[cpu as usize];
         rq.nr_running -= 1;
         self.overloaded_cpus -= u32::from(rq.nr_running == 1);
-        let e = &self.ents[pid as usize];
+        let e = &self.ents[pid];
         if e.policy.is_rt() {
             self.rt_runnable -= 1;
             if rq.curr != pid {
                 rq.rt.dequeue(pid, e.rt_priority);
             }
-        } else {
-            rq.nr_delayed -= u32::from(how == Dequeue::Delayed);
-            self.fair.dequeue(&mut rq.fair, &mut self.ents, pid, how);
-            if rq.fair.nr_running == 0 {
-                self.server_stop(cpu);
-            }
+        } else if self.cfs[cpu as usize].h_nr_queued == 0 {
+            self.server_stop(cpu);
         }
     }
 
@@ -532,16 +545,12 @@ impl<'a, F: FairClass> Engine<'a, F> {
         let cpu = self.tasks[pid as usize].cpu;
         self.account(cpu);
         if self.is_rt(pid) {
-            self.leave_rq(cpu, pid, Dequeue::Sleep);
+            self.leave_rq(cpu, pid);
             return;
         }
         self.dequeue_util_est(cpu, pid, true);
-        self.update_load_avg(cpu, pid, false);
-        let rq = &mut self.rqs[cpu as usize];
-        if self.fair.delay_dequeue(&mut rq.fair, &mut self.ents, pid) {
-            rq.nr_delayed += 1;
-        } else {
-            self.leave_rq(cpu, pid, Dequeue::Sleep);
+        if self.dequeue_entities(pid, Dequeue::Sleep, true, false) {
+            self.leave_rq(cpu, pid);
         }
     }
 
@@ -556,8 +565,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
             self.resched(cpu);
         } else if wp == 1 && cp == 1 {
             self.account(cpu);
-            let rq = &mut self.rqs[cpu as usize];
-            if self.fair.wakeup_preempt(&mut rq.fair, &mut self.ents, curr, woken) {
+            let policy = self.ents[woken].policy;
+            let (se, pse, q) = self.find_matching_se(curr, woken);
+            if self.fair.wakeup_preempt(&mut self.cfs[q as usize].fair, &mut self.ents, se, pse, policy) {
                 self.resched(cpu);
             }
         }
@@ -604,29 +614,17 @@ impl<'a, F: FairClass> Engine<'a, F> {
             let t = &mut self.tasks[donor as usize];
             if (donor == prev && prev_runnable) || t.state == State::Runnable || t.virtual_runnable {
                 let head = !std::mem::take(&mut t.requeue_tail);
-                self.rqs[cpu as usize].rt.enqueue(donor, self.ents[donor as usize].rt_priority, head);
+                self.rqs[cpu as usize].rt.enqueue(donor, self.ents[donor].rt_priority, head);
             }
         }
         loop {
             let rt = if self.rt_may_run(cpu) { self.rqs[cpu as usize].rt.first() } else { None };
-            let rq = &mut self.rqs[cpu as usize];
             let p = if let Some((p, prio)) = rt {
-                rq.rt.dequeue(p, prio);
-                self.put_prev_fair(cpu);
+                self.rqs[cpu as usize].rt.dequeue(p, prio);
+                self.put_prev_task_fair(cpu);
                 p
-            } else if let Some(p) = self.fair.pick(&mut rq.fair, &mut self.ents) {
-                if self.ents[p as usize].delayed {
-                    // pick_next_entity: a delayed sleeper that is picked leaves for good.
-                    self.dequeue(p, Dequeue::Delayed);
-                    continue;
-                }
-                if rq.fair.curr != Some(p) {
-                    self.put_prev_fair(cpu);
-                    // set_next_entity: the queued task's averages up to now, before it runs.
-                    self.update_load_avg(cpu, p, false);
-                    let rq = &mut self.rqs[cpu as usize];
-                    self.fair.set_next(&mut rq.fair, &mut self.ents, p);
-                }
+            } else if let Some(p) = self.pick_task_fair(cpu) {
+                self.set_next_task_fair(cpu, p);
                 p
             } else {
                 break;
@@ -649,17 +647,6 @@ impl<'a, F: FairClass> Engine<'a, F> {
         (0, 0)
     }
 
-    /// `put_prev_entity`: the fair class's running task (if any) stops running; still
-    /// queued, its averages are brought up to now while it is still `curr`.
-    fn put_prev_fair(&mut self, cpu: u32) {
-        let Some(c) = self.rqs[cpu as usize].fair.curr else { return };
-        if self.ents[c as usize].on_rq {
-            self.update_load_avg(cpu, c, false);
-        }
-        let rq = &mut self.rqs[cpu as usize];
-        self.fair.put_prev(&mut rq.fair, &mut self.ents, c);
-    }
-
     /// The provider to run on `cpu` in place of the virtual runnable `requester`,
     /// brought to `cpu` if it waits elsewhere.
     fn stand_in(&mut self, cpu: u32, requester: u32) -> Option<u32> {
@@ -670,7 +657,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
                 // A runnable task another CPU has picked (its donor, about to run it) is
                 // taken.
                 let waiting = t.state == State::Runnable && rqs[t.cpu as usize].donor != p.0;
-                !ents[p.0 as usize].policy.is_rt()
+                !ents[p.0].policy.is_rt()
                     && t.allowed(cpu)
                     && (waiting || (t.state == State::Running && t.cpu == cpu))
             })
@@ -694,7 +681,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
             tasks.get(p.0 as usize).is_some_and(|t| {
                 p.0 != 0
                     && p.0 != requester
-                    && !ents[p.0 as usize].policy.is_rt()
+                    && !ents[p.0].policy.is_rt()
                     && matches!(t.state, State::Runnable | State::Running)
             })
         };
@@ -814,17 +801,17 @@ impl<'a, F: FairClass> Engine<'a, F> {
 
     /// Arms the slice timer of the running fair task when slices end exactly.
     fn arm_slice(&mut self, cpu: u32) {
-        let rq = &mut self.rqs[cpu as usize];
-        let curr = rq.donor;
+        let curr = self.rqs[cpu as usize].donor;
         // As hrtick_start_fair: a slice only ends early for somebody else's sake.
         if curr == 0
-            || self.ents[curr as usize].policy.is_rt()
+            || self.ents[curr].policy.is_rt()
             || !(self.t.hrtick || self.fair.exact_slices())
-            || rq.fair.nr_running < 2
+            || self.cfs[cpu as usize].h_nr_queued < 2
         {
             return;
         }
-        if let Some(left) = self.fair.slice_left(&rq.fair, &self.ents) {
+        if let Some(left) = self.fair.slice_left(&self.cfs[self.task_q(curr) as usize].fair, &self.ents) {
+            let rq = &mut self.rqs[cpu as usize];
             rq.slice_gen = rq.slice_gen.wrapping_add(1);
             let (at, gen) = (self.now + left, rq.slice_gen);
             self.push(at, Item::SliceEnd { cpu, gen });
@@ -846,7 +833,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
             self.resched(cpu);
         }
         let rq = &mut self.rqs[cpu as usize];
-        let e = &mut self.ents[curr as usize];
+        let e = &mut self.ents[curr];
         if e.policy == Policy::Rr {
             // task_tick_rt: the quantum is counted in ticks; when it ends, the task goes
             // to the tail only if another task of its priority is waiting.
@@ -859,10 +846,11 @@ impl<'a, F: FairClass> Engine<'a, F> {
                 }
             }
         } else if !e.policy.is_rt() {
-            // entity_tick: the running task's averages (and its queue's) up to now.
-            self.update_load_avg(cpu, curr, false);
-            let rq = &mut self.rqs[cpu as usize];
-            if self.fair.tick(&mut rq.fair, &mut self.ents) {
+            // task_tick_fair: each level's running entity's averages (and its queue's)
+            // up to now, and each group's weight.
+            self.tick_path(curr);
+            let q = self.task_q(curr);
+            if self.fair.tick(&mut self.cfs[q as usize].fair, &mut self.ents) {
                 self.slice_expired(cpu);
             }
         }
@@ -877,8 +865,8 @@ impl<'a, F: FairClass> Engine<'a, F> {
             return;
         }
         self.account(cpu);
-        let rq = &mut self.rqs[cpu as usize];
-        if self.fair.slice_end(&mut rq.fair, &mut self.ents) {
+        let q = self.task_q(self.rqs[cpu as usize].donor);
+        if self.fair.slice_end(&mut self.cfs[q as usize].fair, &mut self.ents) {
             self.slice_expired(cpu);
         }
     }
@@ -998,16 +986,13 @@ impl<'a, F: FairClass> Engine<'a, F> {
             }
             return;
         }
-        if self.ents[pid as usize].delayed {
+        if self.ents[pid].delayed {
             // ttwu_runnable: still queued where it slept, so it wakes there
             // (`enqueue_task_fair` with ENQUEUE_DELAYED: its estimate rejoins the queue's,
             // its averages are brought up to now while still delayed, then it is runnable).
             self.account(prev);
-            self.rqs[prev as usize].cfs_avg.util_est_enqueue(&self.ents[pid as usize].avg);
-            self.update_load_avg(prev, pid, false);
-            let rq = &mut self.rqs[prev as usize];
-            rq.nr_delayed -= 1;
-            self.fair.requeue_delayed(&mut rq.fair, &mut self.ents, pid);
+            self.cfs[prev as usize].avg.util_est_enqueue(&self.ents[pid].avg);
+            self.requeue_delayed_entity(self.task_q(pid), pid);
             self.emit(|_| EventKind::Wakeup { waker: Pid(waker), wakee: Pid(pid), cpu: prev });
             if self.rqs[prev as usize].curr != pid {
                 self.check_preempt(prev, pid);
@@ -1035,7 +1020,9 @@ impl<'a, F: FairClass> Engine<'a, F> {
                 self.migrate_load(prev, pid);
             }
             self.count_migration(pid);
-            Enqueue::WakeupMigrated { from_min_vruntime: self.rqs[prev as usize].fair.min_vruntime }
+            Enqueue::WakeupMigrated {
+                from_min_vruntime: self.cfs[self.task_q(pid) as usize].fair.min_vruntime,
+            }
         };
         self.emit(|_| EventKind::Wakeup { waker: Pid(waker), wakee: Pid(pid), cpu });
         self.enqueue(pid, cpu, how);
@@ -1081,7 +1068,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
         let tasks = self.tasks[1..]
             .iter()
             .map(|t| {
-                let e = &self.ents[t.pid as usize];
+                let e = &self.ents[t.pid];
                 let (mut wait, mut sleep) = (t.stats.wait_ns, t.stats.sleep_ns);
                 match t.state {
                     State::Runnable => wait += end - t.stats.since,

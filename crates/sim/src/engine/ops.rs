@@ -39,6 +39,7 @@ impl<F: FairClass> Engine<'_, F> {
             | Op::Barrier { .. } => (Syscall::Futex.nr(), a),
             Op::SetAffinity { .. } => (Syscall::SchedSetaffinity.nr(), a),
             Op::SetSched { .. } => (Syscall::SchedSetscheduler.nr(), a),
+            Op::SetGroup { .. } => (Syscall::Write.nr(), a),
             Op::Yield => (Syscall::SchedYield.nr(), a),
             Op::Fork { thread: true, .. } => (Syscall::Clone.nr(), a),
             Op::Fork { .. } => (Syscall::Fork.nr(), a),
@@ -264,7 +265,8 @@ impl<F: FairClass> Engine<'_, F> {
             | Op::CondSignal { .. }
             | Op::Barrier { .. }
             | Op::SetAffinity { .. }
-            | Op::SetSched { .. } => self.sync_attempt(pid, op),
+            | Op::SetSched { .. }
+            | Op::SetGroup { .. } => self.sync_attempt(pid, op),
             Op::Yield => self.do_yield(pid),
             Op::Fork { program, thread } => {
                 let child = self.fork(pid, program, thread);
@@ -420,8 +422,11 @@ impl<F: FairClass> Engine<'_, F> {
         if self.is_rt(pid) {
             self.tasks[pid as usize].requeue_tail = true;
         } else {
-            let rq = &mut self.rqs[cpu as usize];
-            self.fair.yield_curr(&mut rq.fair, &mut self.ents);
+            // yield_task_fair: its own queue only; it is no longer a buddy.
+            let q = self.task_q(pid);
+            self.clear_buddies(q, pid);
+            let alone = self.cfs[cpu as usize].h_nr_queued <= 1;
+            self.fair.yield_curr(&mut self.cfs[q as usize].fair, &mut self.ents, alone);
         }
         self.resched(cpu);
     }
@@ -455,7 +460,8 @@ impl<F: FairClass> Engine<'_, F> {
         t.ppid = parent;
         t.tgid = if thread { p.tgid } else { child };
         t.cpu = p.cpu;
-        let pe = &self.ents[parent as usize];
+        t.group = p.group;
+        let pe = &self.ents[parent];
         let slice = pe.custom_slice.then_some(pe.slice);
         let ent = self.new_entity(pe.policy, pe.nice, pe.rt_priority, slice);
         for fd in &t.fds {
@@ -464,7 +470,7 @@ impl<F: FairClass> Engine<'_, F> {
         let leader = t.tgid;
         self.tasks.push(t);
         self.tasks[leader as usize].live_threads += 1;
-        self.ents.push(ent);
+        self.ents.tasks.push(ent);
         self.alive += 1;
         self.emit(|_| EventKind::Fork { parent: Pid(parent), child: Pid(child), thread });
         self.start_task(child);
@@ -511,7 +517,7 @@ impl<F: FairClass> Engine<'_, F> {
         self.last_exit = now;
         self.dequeue(pid, Dequeue::Sleep);
         if !self.is_rt(pid) {
-            self.remove_dead_load(cpu, pid);
+            self.remove_dead_load(pid);
         }
         let (mut closed, mut granted) = (Vec::new(), Vec::new());
         for fd in &fds {
@@ -541,11 +547,11 @@ impl<F: FairClass> Engine<'_, F> {
     /// `attach_task`): a fair task's averages leave its old queue's at once and join the
     /// new one's when it is queued there.
     pub(super) fn migrate_queued(&mut self, pid: u32, to: u32) {
-        let from = self.tasks[pid as usize].cpu;
-        let from_min_vruntime = self.rqs[from as usize].fair.min_vruntime;
-        self.dequeue(pid, Dequeue::Migrate);
+        let from_min_vruntime = self.cfs[self.task_q(pid) as usize].fair.min_vruntime;
+        self.dequeue_task(pid, Dequeue::Migrate, true);
         if !self.is_rt(pid) {
-            self.detach_migrating_load(from, pid);
+            // migrate_task_rq_fair: attached where it is queued next.
+            self.ents[pid].avg.last_update_time = 0;
         }
         self.count_migration(pid);
         self.enqueue(pid, to, Enqueue::Migrated { from_min_vruntime });

@@ -7,7 +7,8 @@
 //! [`crate::pelt`]) as the kernel reads them, as of their last update: a CPU's load
 //! (`cpu_load`) includes the blocked load of the tasks sleeping after running there, its
 //! utilization (`cpu_util_cfs`) is at least the estimate of its queued tasks
-//! (UTIL_EST), a task's load is its own average (`task_h_load`: no task groups). Idle
+//! (UTIL_EST), a task's load is its hierarchical load (`task_h_load`: its own average
+//! without task groups, its share of its CPU's root load with them). Idle
 //! CPUs' averages decay when blocked averages are updated: by a CPU before its periodic
 //! balance, by a CPU going idle before its newly idle balance, and for all idle CPUs by
 //! the NOHZ idle balancer (at most every 32 ms, `nohz.next_blocked`). SIS_UTIL's scan
@@ -60,7 +61,7 @@ enum GroupType {
 /// `enum migration_type`: what the imbalance counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Migration {
-    /// Fair load (`cpu_load`, a task's `load_avg`).
+    /// Fair load (`cpu_load`, a task's `task_h_load`).
     Load,
     /// Utilization (`cpu_util_cfs_boost`, a task's `task_util_est`).
     Util,
@@ -164,7 +165,7 @@ impl<F: FairClass> Engine<'_, F> {
         let gone = matches!(self.tasks[rq.donor as usize].state, State::Blocked | State::Dead)
             && !self.tasks[rq.donor as usize].virtual_runnable;
         let running = if gone { 0 } else { self.class_prio(rq.donor) };
-        let fair = u32::from(rq.fair.nr_running > 0);
+        let fair = u32::from(self.cfs[cpu as usize].h_nr_queued > 0);
         running.max(queued_rt).max(fair)
     }
 
@@ -224,8 +225,8 @@ impl<F: FairClass> Engine<'_, F> {
                 .iter()
                 .map(|cd| &self.dom.domains[cd.domain as usize])
                 .find(|d| d.span.contains(prev));
-            if let Some(d) = shared {
-                target = self.wake_affine(d, pid, this, prev, sync);
+            if let Some(pct) = shared.map(|d| d.imbalance_pct) {
+                target = self.wake_affine(pct, pid, this, prev, sync);
             }
         }
         self.select_idle_sibling(pid, prev, target)
@@ -266,12 +267,13 @@ impl<F: FairClass> Engine<'_, F> {
     /// from an interrupt) gives `prev` if that is idle too, else `this`; a sync wake-up
     /// whose waker is the only runnable task on `this` (delayed ones do not count) gives
     /// `this`; an idle `prev` gives `prev`. Otherwise WA_WEIGHT decides.
-    fn wake_affine(&self, d: &Domain, pid: u32, this: u32, prev: u32, sync: bool) -> u32 {
+    fn wake_affine(&mut self, imbalance_pct: u64, pid: u32, this: u32, prev: u32, sync: bool) -> u32 {
         let idle = |c: u32| self.cpu_idle(c);
-        let rq = &self.rqs[this as usize];
+        let root = &self.cfs[this as usize];
+        let delayed = root.h_nr_queued - root.h_nr_runnable;
         let wa_idle = if idle(this) && self.dom.share_cache(this, prev) {
             Some(if idle(prev) { prev } else { this })
-        } else if sync && rq.nr_running - rq.nr_delayed == 1 {
+        } else if sync && self.rqs[this as usize].nr_running - delayed == 1 {
             Some(this)
         } else if idle(prev) {
             Some(prev)
@@ -281,7 +283,7 @@ impl<F: FairClass> Engine<'_, F> {
         match wa_idle {
             Some(target) if target == this => this,
             Some(_) => prev,
-            None if self.wake_affine_weight(d, pid, this, prev, sync) => this,
+            None if self.wake_affine_weight(imbalance_pct, pid, this, prev, sync) => this,
             None => prev,
         }
     }
@@ -289,23 +291,25 @@ impl<F: FairClass> Engine<'_, F> {
     /// `wake_affine_weight`: whether `this` is less loaded than `prev` once the wakee's
     /// load moves from `prev` to `this` (and, for a sync wake-up, the waker's leaves
     /// `this`; a waker heavier than its CPU's load settles it), `prev` favoured by half
-    /// the domain's imbalance percentage. The loads are the queues' averages and the
-    /// tasks' own (`task_h_load`) as last updated. The kernel also multiplies each side
-    /// by the other CPU's capacity; all capacities are equal here.
-    fn wake_affine_weight(&self, d: &Domain, pid: u32, this: u32, prev: u32, sync: bool) -> bool {
+    /// the domain's imbalance percentage `imbalance_pct`. The loads are the CPUs' root
+    /// averages and the tasks' hierarchical loads (`task_h_load`: with task groups, a
+    /// task's share of its CPU's root load; the wakee's on its previous CPU), as last
+    /// updated. The kernel also multiplies each side by the other CPU's capacity; all
+    /// capacities are equal here.
+    fn wake_affine_weight(&mut self, imbalance_pct: u64, pid: u32, this: u32, prev: u32, sync: bool) -> bool {
         let mut this_eff = self.cpu_load(this) as i64;
         if sync {
             let current = self.rqs[this as usize].curr;
-            let current_load = if current == 0 { 0 } else { self.ents[current as usize].avg.load_avg as i64 };
+            let current_load = if current == 0 { 0 } else { self.task_h_load(current) as i64 };
             if current_load > this_eff {
                 return true;
             }
             this_eff -= current_load;
         }
-        let task_load = self.ents[pid as usize].avg.load_avg as i64;
+        let task_load = self.task_h_load(pid) as i64;
         this_eff = (this_eff + task_load) * 100;
         let mut prev_eff =
-            (self.cpu_load(prev) as i64 - task_load) * (100 + (d.imbalance_pct as i64 - 100) / 2);
+            (self.cpu_load(prev) as i64 - task_load) * (100 + (imbalance_pct as i64 - 100) / 2);
         if sync {
             prev_eff += 1;
         }
@@ -1026,12 +1030,7 @@ impl<F: FairClass> Engine<'_, F> {
         let domain = self.dom.per_cpu[dst as usize][level].domain;
         let mut left = imb.amount;
         let (mut moved, mut all_pinned, mut some_pinned) = (0, true, false);
-        let candidates: Vec<u32> = self.rqs[src as usize]
-            .fair
-            .queued()
-            .rev()
-            .take(NR_MIGRATE.min(self.rqs[src as usize].nr_running as usize))
-            .collect();
+        let candidates = self.queued_tasks(src, NR_MIGRATE.min(self.rqs[src as usize].nr_running as usize));
         for p in candidates {
             if idle != IdleType::NotIdle && self.rqs[src as usize].nr_running <= 1 {
                 break;
@@ -1044,10 +1043,9 @@ impl<F: FairClass> Engine<'_, F> {
             if !self.can_migrate(p, domain, failed) {
                 continue;
             }
-            let avg = &self.ents[p as usize].avg;
             let cost = match imb.migration {
-                Migration::Load => avg.load_avg.max(1),
-                Migration::Util => avg.task_util_est(),
+                Migration::Load => self.task_h_load(p).max(1),
+                Migration::Util => self.ents[p].avg.task_util_est(),
                 Migration::Task => 1,
             };
             let shifted = if imb.migration == Migration::Task { cost } else { cost >> failed.min(63) };
@@ -1075,7 +1073,7 @@ impl<F: FairClass> Engine<'_, F> {
         }
         let d = &self.dom.domains[domain as usize];
         let hot = !d.shares_capacity()
-            && !self.ents[pid as usize].is_idle_policy()
+            && !self.ents[pid].is_idle_policy()
             && t.last_ran > 0
             && self.now.saturating_sub(t.last_ran) < self.t.migration_cost_ns;
         !hot || failed > d.cache_nice_tries
@@ -1219,11 +1217,11 @@ mod tests {
         e.advance().expect("runs");
 
         // Instantaneously CPU 1 is empty: no task, no queued weight.
-        assert_eq!((e.rqs[1].nr_running, e.rqs[1].fair.load), (0, 0));
+        assert_eq!((e.rqs[1].nr_running, e.cfs[1].fair.load), (0, 0));
         // Its averages still hold the sleepers: each was queued (and ran) 10 % of the
         // time, 0.1 × 1024 = 102 (a little more with its system calls), four of them.
         for p in 3..=6 {
-            let a = &e.ents[p].avg;
+            let a = &e.ents[p as u32].avg;
             assert!((100..=125).contains(&a.load_avg), "sleeper {p}: {a:?}");
         }
         assert!((400..=500).contains(&e.cpu_load(1)), "load {}", e.cpu_load(1));

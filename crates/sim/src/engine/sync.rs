@@ -156,6 +156,10 @@ impl<F: FairClass> Engine<'_, F> {
             }
             Op::Timer { timer, period } => self.timer(pid, timer, period),
             Op::SetAffinity { cpus } => self.set_affinity(pid, cpus),
+            Op::SetGroup { group } => {
+                self.set_group(pid, group);
+                self.return_to_user(pid);
+            }
             Op::SetSched { policy, nice, rt_priority } => {
                 let s = Sched { policy, nice, rt_priority };
                 if let Some(own) = self.sync.base.get_mut(&pid) {
@@ -192,7 +196,7 @@ impl<F: FairClass> Engine<'_, F> {
     fn take_top(&mut self, queue: impl FnOnce(&mut SyncState) -> &mut VecDeque<u32>) -> Option<u32> {
         let ents = &self.ents;
         let prio = |p: u32| {
-            let e = &ents[p as usize];
+            let e = &ents[p];
             Sched { policy: e.policy, nice: e.nice, rt_priority: e.rt_priority }.class_prio()
         };
         let q = queue(&mut self.sync);
@@ -254,7 +258,7 @@ impl<F: FairClass> Engine<'_, F> {
             if self.tasks[p as usize].state == State::Dead {
                 return;
             }
-            let e = &self.ents[p as usize];
+            let e = &self.ents[p];
             let current = Sched { policy: e.policy, nice: e.nice, rt_priority: e.rt_priority };
             let own = self.sync.base.get(&p).copied().unwrap_or(current);
             let top = self
@@ -297,7 +301,7 @@ impl<F: FairClass> Engine<'_, F> {
         let cpu = t.cpu;
         let queued = matches!(t.state, State::Runnable | State::Running) || t.virtual_runnable;
         let running = t.state == State::Running && self.rqs[cpu as usize].curr == pid;
-        let from_min_vruntime = self.rqs[cpu as usize].fair.min_vruntime;
+        let from_min_vruntime = self.cfs[self.task_q(pid) as usize].fair.min_vruntime;
         if queued {
             self.dequeue(pid, Dequeue::Migrate);
         }
@@ -306,12 +310,12 @@ impl<F: FairClass> Engine<'_, F> {
         let load = LoadWeight::for_task(s.nice, s.policy == Policy::Idle);
         let was_fair = !self.is_rt(pid);
         if was_fair {
-            self.reweight_load(cpu, pid, load);
+            self.reweight_load(pid, load);
             if s.policy.is_rt() {
-                self.detach_load(cpu, pid);
+                self.detach_load(pid);
             }
         }
-        let e = &mut self.ents[pid as usize];
+        let e = &mut self.ents[pid];
         e.policy = s.policy;
         e.nice = s.nice;
         e.rt_priority = s.rt_priority;
@@ -319,7 +323,7 @@ impl<F: FairClass> Engine<'_, F> {
         let becomes_fair = !was_fair && !s.policy.is_rt();
         if !queued {
             if becomes_fair {
-                self.attach_load(cpu, pid);
+                self.attach_load(pid);
             }
             return;
         }
@@ -336,11 +340,52 @@ impl<F: FairClass> Engine<'_, F> {
         }
         if becomes_fair {
             // switched_to_fair, once queued.
-            self.attach_load(cpu, pid);
+            self.attach_load(pid);
         }
         if running {
             self.resched(cpu);
         } else {
+            self.check_preempt(cpu, pid);
+        }
+    }
+
+    /// Moves `pid` to task group `group` (`None`: the root group) as `sched_move_task`
+    /// does: a queued task leaves its queue keeping its place
+    /// (`DEQUEUE_SAVE`/`ENQUEUE_RESTORE`), the running one its CPU's fair path; a fair
+    /// task's averages leave the old group's queue and join the new one's
+    /// (`task_change_group_fair`: detached, propagated up, attached, propagated up); it
+    /// is queued again in the new group, and the CPU decides again who runs. A
+    /// real-time task only changes groups: the fair hierarchy is not its (and real-time
+    /// group scheduling is not simulated); it is queued there if it becomes fair.
+    fn set_group(&mut self, pid: u32, group: Option<u32>) {
+        let t = &self.tasks[pid as usize];
+        if t.group == group {
+            return;
+        }
+        if self.is_rt(pid) {
+            self.tasks[pid as usize].group = group;
+            return;
+        }
+        let cpu = t.cpu;
+        let queued = matches!(t.state, State::Runnable | State::Running) || t.virtual_runnable;
+        let running = t.state == State::Running && self.rqs[cpu as usize].curr == pid;
+        let from_min_vruntime = self.cfs[self.task_q(pid) as usize].fair.min_vruntime;
+        if queued {
+            self.dequeue(pid, Dequeue::Migrate);
+        }
+        if running {
+            self.put_prev_task_fair(cpu);
+        }
+        self.detach_load(pid);
+        self.ents[pid].avg.last_update_time = 0;
+        self.tasks[pid as usize].group = group;
+        self.attach_load(pid);
+        if queued {
+            self.enqueue(pid, cpu, Enqueue::Migrated { from_min_vruntime });
+        }
+        if running {
+            self.resched(cpu);
+        } else if queued {
             self.check_preempt(cpu, pid);
         }
     }

@@ -159,6 +159,8 @@ pub(crate) struct Task {
     pub wakee_flips: u32,
     pub wakee_flip_decay_ts: Ns,
     pub last_wakee: u32,
+    /// Its task group (`None`: the root group).
+    pub group: Option<u32>,
 }
 
 impl Task {
@@ -200,6 +202,7 @@ impl Task {
             wakee_flips: 0,
             wakee_flip_decay_ts: 0,
             last_wakee: 0,
+            group: None,
         }
     }
 

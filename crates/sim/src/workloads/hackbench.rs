@@ -60,6 +60,11 @@ pub struct Hackbench {
     pub mode: Mode,
     /// Simulate hackbench's parent task too (see the module doc).
     pub parent: bool,
+    /// Run every task in one autogroup ([`Workload::in_autogroup`]): hackbench started
+    /// from a shell runs in its session's autogroup on a kernel with
+    /// `kernel.sched_autogroup_enabled` 1, which changes the loads the scheduler compares
+    /// (`task_h_load`).
+    pub session: bool,
 }
 
 impl Default for Hackbench {
@@ -72,6 +77,7 @@ impl Default for Hackbench {
             ipc: Ipc::Socket,
             mode: Mode::Process,
             parent: false,
+            session: false,
         }
     }
 }
@@ -88,6 +94,7 @@ pub(crate) const BUILTIN: Builtin = Builtin {
         ("ipc", "pipe or socket, default socket"),
         ("mode", "process or thread, default process"),
         ("parent", "yes: also hackbench's parent, which forks the workers, starts them together and reaps them; default no"),
+        ("session", "yes: all in one autogroup, as run from a shell with autogroups enabled; default no"),
     ],
     build: |args| Ok(Hackbench::from_args(args)?.workload()),
 };
@@ -111,8 +118,9 @@ impl Hackbench {
             Mode::Thread => "thread",
         };
         let parent = if self.parent { ",parent=yes" } else { "" };
+        let session = if self.session { ",session=yes" } else { "" };
         format!(
-            "hackbench:groups={},fds={},loops={},size={},ipc={ipc},mode={mode}{parent}",
+            "hackbench:groups={},fds={},loops={},size={},ipc={ipc},mode={mode}{parent}{session}",
             self.groups, self.fds, self.loops, self.size
         )
     }
@@ -129,8 +137,9 @@ impl Hackbench {
 
     /// Builds the workload: per group, its `fds` receivers then its `fds` senders, each
     /// named `receiver-g<group>-<n>` / `sender-g<group>-<n>`, all running the one
-    /// `hackbench` executable. In thread mode every task is a thread of the first task's
-    /// process.
+    /// `hackbench` executable (or, with [`Hackbench::parent`], hackbench's parent that
+    /// forks them), all in one autogroup with [`Hackbench::session`]. In thread mode
+    /// every task is a thread of the first task's process.
     ///
     /// # Panics
     /// If `fds` does not fit an [`Fd`] or a count is zero (which would make a loop run
@@ -140,9 +149,15 @@ impl Hackbench {
             self.groups > 0 && self.fds > 0 && self.loops > 0 && self.size > 0,
             "zero parameter: {self:?}"
         );
-        if self.parent {
-            return self.with_parent();
+        let mut w = if self.parent { self.with_parent() } else { self.workers() };
+        if self.session {
+            w.in_autogroup(0);
         }
+        w
+    }
+
+    /// The workers alone, all started at once.
+    fn workers(&self) -> Workload {
         let fds = Fd::try_from(self.fds).expect("fds fits an Fd");
         let mut w = Workload { name: self.spec(), ..Workload::default() };
         let (object, receiver_end, sender_end) = self.channel();
@@ -246,6 +261,7 @@ impl Hackbench {
             ipc: args.choice("ipc", d.ipc, &[("pipe", Ipc::Pipe), ("socket", Ipc::Socket)])?,
             mode: args.choice("mode", d.mode, &[("process", Mode::Process), ("thread", Mode::Thread)])?,
             parent: args.choice("parent", d.parent, &[("no", false), ("yes", true)])?,
+            session: args.choice("session", d.session, &[("no", false), ("yes", true)])?,
         };
         let workers = 2 * u64::from(h.groups) * u64::from(h.fds);
         if h.parent && workers > MAX_PARENT_WORKERS {
@@ -315,6 +331,24 @@ mod tests {
         assert_eq!(w.name, "hackbench:groups=10,fds=20,loops=100,size=100,ipc=socket,mode=process");
         assert_eq!(load(&w.name).unwrap(), w);
         w.validate(2).unwrap();
+    }
+
+    #[test]
+    fn a_session_puts_every_task_in_one_autogroup() {
+        for parent in ["no", "yes"] {
+            let spec =
+                format!("hackbench:groups=2,fds=3,loops=4,size=100,ipc=pipe,mode=process,parent={parent}");
+            let w = load(&format!("{spec},session=yes")).unwrap();
+            assert_eq!(w.groups, [crate::TaskGroup::autogroup("autogroup", 0)]);
+            assert!(w.tasks.iter().all(|t| t.group == Some(0)), "{spec}");
+            assert_eq!(load(&w.name).unwrap(), w, "the name gives the same workload");
+            assert!(load(&spec).unwrap().groups.is_empty());
+        }
+        // The parent's forks inherit its group; the run completes.
+        let w = load("hackbench:groups=2,fds=3,loops=4,size=100,ipc=pipe,parent=yes,session=yes").unwrap();
+        let r = crate::simulate(&w, &crate::SimConfig::new(2, crate::FairFlavor::Eevdf), None).unwrap();
+        assert!(r.tasks.iter().all(|t| t.exited));
+        assert_eq!(r.tasks.len(), 13);
     }
 
     #[test]

@@ -88,9 +88,18 @@
 //! - `util_min`/`util_max` (0..1024, on the task): carried as data
 //!   ([`TaskSpec::util_min`]); they change nothing in a simulation, which has no CPU
 //!   frequencies or capacities.
-//! - `taskgroup`: accepted only when every thread is in the same group (then it changes
-//!   nothing); tasks in different groups are refused, because group scheduling (cgroup
-//!   `cpu.weight` between groups) is not simulated.
+//! - `taskgroup` (rt-app ≥ 1.1): a cgroup path, whose cgroup (and each parent,
+//!   `/tg1/tg11` is inside `/tg1`) is a task group with the default weight (rt-app sets
+//!   none: `cpu.weight` 100, `cpu.shares` 1024; [`crate::TaskGroup`]). A task's threads
+//!   start in it; a phase's moves the thread there when the phase starts
+//!   ([`Op::SetGroup`], after the affinity and the policy, as rt-app does), and the
+//!   phases after it keep it; a thread forked from a template with one moves there first,
+//!   else it stays in its parent's. Threads without a taskgroup, and those moved to `/`
+//!   (the root cgroup), run in rt-app's own session's autogroup (nice 0), a sibling of
+//!   the top-level cgroups: rt-app runs in a session of its own on a machine with
+//!   autogroups enabled, as on this project's. A file where no running thread names a
+//!   cgroup other than `/` has no groups at all. As rt-app, a real-time task with a
+//!   taskgroup and more than 32 taskgroups are refused.
 //!
 //! # Global
 //!
@@ -108,7 +117,7 @@ use schedlab_model::{Cpu, Ns, Syscall, NSEC_PER_SEC, NSEC_PER_USEC};
 use super::json::{self, Member, Node, Value};
 use super::WorkloadError;
 use crate::program::{CpuSetId, SyncId, TimerId};
-use crate::{Op, Policy, Program, SyncSpec, TaskSpec, TimerSpec, Workload};
+use crate::{GroupId, Op, Policy, Program, SyncSpec, TaskGroup, TaskSpec, TimerSpec, Workload};
 
 /// CPU time of rt-app's `mem` event per KiB written: `memset` of its per-thread buffer,
 /// measured with rt-app 1.0 on this project's machine (200 MB in 1.6 ms with the default
@@ -392,6 +401,9 @@ struct Shared<'g> {
     /// Templates forked, in the order first forked: their fork programs come after the
     /// programs of the tasks that start with the use case.
     forked: Vec<usize>,
+    /// Every `taskgroup` value, as written, in the order first named: [`Op::SetGroup`]
+    /// names them by their index here until [`make_groups`] makes them groups.
+    taskgroups: Vec<String>,
 }
 
 impl Shared<'_> {
@@ -411,6 +423,17 @@ impl Shared<'_> {
     fn new_timer(&mut self, per_task: bool) -> TimerId {
         self.timers.push(TimerSpec { relative: true, per_task });
         (self.timers.len() - 1) as TimerId
+    }
+
+    /// The index of the `taskgroup` value `name`.
+    fn taskgroup(&mut self, name: &str) -> GroupId {
+        match self.taskgroups.iter().position(|g| g == name) {
+            Some(i) => i as GroupId,
+            None => {
+                self.taskgroups.push(name.to_string());
+                (self.taskgroups.len() - 1) as GroupId
+            }
+        }
     }
 
     fn cpu_set(&mut self, cpus: &[Cpu]) -> CpuSetId {
@@ -628,8 +651,10 @@ struct Task {
     cpus: Option<Vec<Cpu>>,
     delay_ns: Ns,
     util: (Option<u16>, Option<u16>),
-    /// The taskgroups it uses (`""`: the root group), with where each is named.
+    /// The taskgroups it uses (`""`: none named), with where each is named.
     groups: Vec<(String, usize)>,
+    /// Its own `taskgroup` (the index of the value), where its threads start.
+    group: Option<GroupId>,
     /// Its operations after its start.
     ops: Vec<Op>,
     /// Whether it repeats for ever, and why.
@@ -645,6 +670,7 @@ fn task(t: &Member, g: &Global, shared: &mut Shared, live_programs: u32) -> Pars
         delay_ns: 0,
         util: (None, None),
         groups: Vec::new(),
+        group: None,
         ops: Vec::new(),
         forever: None,
     };
@@ -667,6 +693,7 @@ fn task(t: &Member, g: &Global, shared: &mut Shared, live_programs: u32) -> Pars
         }
     }
     task.sched = sched(task.sched.policy, priority)?;
+    task.group = group.map(|(g, _)| shared.taskgroup(g));
     let mut unique_timers = HashMap::new();
     let mut cx =
         EventCtx { shared, instances: task.instances, unique_timers: &mut unique_timers, live_programs };
@@ -720,6 +747,7 @@ fn task(t: &Member, g: &Global, shared: &mut Shared, live_programs: u32) -> Pars
             Before::Sched(s) => s.op(),
             Before::Cpus(None) => Op::SetAffinity { cpus: None },
             Before::Cpus(Some(list)) => Op::SetAffinity { cpus: Some(cx.shared.cpu_set(&list)) },
+            Before::Group(g) => Op::SetGroup { group: Some(cx.shared.taskgroup(g)) },
         }));
         push_repeated(&mut body, p.count, p.ops);
     }
@@ -728,18 +756,21 @@ fn task(t: &Member, g: &Global, shared: &mut Shared, live_programs: u32) -> Pars
 }
 
 /// A setting a phase makes when it starts.
-enum Before {
+enum Before<'a> {
     Sched(Sched),
     Cpus(Option<Vec<Cpu>>),
+    /// Its `taskgroup`.
+    Group(&'a str),
 }
 
 /// What each phase sets when it starts, as rt-app ≥ 1.1 does: its `cpus`, or else the
 /// task's, whenever they differ from the previous phase's (rt-app 1.0 too); its `policy`
-/// and `priority` when it has them (a phase without them keeps what the one before set).
-/// A `priority` without `policy` is read in the policy in force when the phase starts;
-/// `repeats` says the task runs its phases more than once, and a file where that policy
-/// differs between the first time and the next is refused.
-fn phase_settings(task: &Task, phases: &[Phase], repeats: bool) -> Parsed<Vec<Vec<Before>>> {
+/// and `priority` when it has them (a phase without them keeps what the one before set);
+/// its `taskgroup` when it has one that differs from the group the thread is in (a phase
+/// without one keeps it). A `priority` without `policy` is read in the policy in force
+/// when the phase starts; `repeats` says the task runs its phases more than once, and a
+/// file where that policy differs between the first time and the next is refused.
+fn phase_settings<'a>(task: &Task, phases: &[Phase<'a>], repeats: bool) -> Parsed<Vec<Vec<Before<'a>>>> {
     let mut out: Vec<Vec<Before>> = phases.iter().map(|_| Vec::new()).collect();
     let resolve = |start: Policy| -> Parsed<(Vec<Option<Sched>>, Policy)> {
         let mut current = start;
@@ -788,10 +819,25 @@ fn phase_settings(task: &Task, phases: &[Phase], repeats: bool) -> Parsed<Vec<Ve
             }
         }
     }
-    // rt-app sets the affinity first, then the policy.
+    // rt-app sets the affinity first, then the policy, then the taskgroup.
     for (o, s) in out.iter_mut().zip(&first) {
         if let Some(s) = s {
             o.push(Before::Sched(*s));
+        }
+    }
+    // The group each phase runs in (by name), from the task's own.
+    let own = task.groups.first().map(|g| g.0.as_str()).filter(|g| !g.is_empty());
+    let mut eff: Vec<Option<&str>> = Vec::with_capacity(phases.len());
+    for p in phases {
+        let previous = eff.last().copied().unwrap_or(own);
+        eff.push(p.taskgroup.map(|(g, _)| g).or(previous));
+    }
+    for (i, p) in phases.iter().enumerate() {
+        let Some((g, _)) = p.taskgroup else { continue };
+        let before = if i == 0 { own } else { eff[i - 1] };
+        let again = repeats && i == 0 && eff[phases.len() - 1] != Some(g);
+        if before != Some(g) || again {
+            out[i].push(Before::Group(g));
         }
     }
     Ok(out)
@@ -816,43 +862,63 @@ fn cpus(node: &Node) -> Parsed<Vec<Cpu>> {
     Ok(cpus)
 }
 
-/// Every thread's group must be the same: the simulator has no group scheduling
-/// (cgroup `cpu.weight` between groups), and only when all tasks share one group does
-/// rt-app's placement of them in it change nothing. rt-app also refuses a group for a
-/// real-time task.
-fn check_groups(tasks: &[(&Member, Task)], runs: impl Fn(usize) -> bool) -> Parsed<()> {
-    let mut first: Option<&(String, usize)> = None;
+/// rt-app refuses a taskgroup for a real-time task, and more than 32 taskgroups.
+fn check_groups(
+    tasks: &[(&Member, Task)],
+    taskgroups: &[String],
+    runs: impl Fn(usize) -> bool,
+) -> Parsed<()> {
     for (_, (t, task)) in tasks.iter().enumerate().filter(|(i, _)| runs(*i)) {
         for g in &task.groups {
             if !g.0.is_empty() && task.sched.policy.is_rt() {
                 return fail(g.1, format!("\"taskgroup\" of task \"{}\": rt-app puts only SCHED_OTHER and SCHED_IDLE tasks in groups", t.key));
             }
-            match first {
-                None => first = Some(g),
-                Some(f) if f.0 == g.0 => {}
-                Some(f) => {
-                    let name = |s: &str| {
-                        if s.is_empty() {
-                            "the root group".to_string()
-                        } else {
-                            format!("\"{s}\"")
-                        }
-                    };
-                    return fail(
-                        g.1,
-                        format!(
-                            "\"taskgroup\": task \"{}\" runs in {} and another task in {}: group scheduling \
-                             (cgroup cpu.weight between groups) is not simulated, so tasks must all share one group",
-                            t.key,
-                            name(&g.0),
-                            name(&f.0)
-                        ),
-                    );
-                }
-            }
         }
     }
+    if taskgroups.len() > MAX_TASKGROUPS {
+        let at = tasks.iter().flat_map(|(_, t)| &t.groups).find(|g| g.0 == taskgroups[MAX_TASKGROUPS]);
+        return fail(
+            at.map_or(0, |g| g.1),
+            format!("{} taskgroups: rt-app allows at most {MAX_TASKGROUPS}", taskgroups.len()),
+        );
+    }
     Ok(())
+}
+
+/// rt-app's `max_nbr_tgs`: distinct `taskgroup` values a file may name.
+const MAX_TASKGROUPS: usize = 32;
+
+/// Whether a `taskgroup` value names the root cgroup (`"/"`).
+fn is_root_cgroup(name: &str) -> bool {
+    name.split('/').all(str::is_empty)
+}
+
+/// The task groups of a file that puts threads in cgroups (`taskgroups`, by value), as
+/// rt-app ≥ 1.1 makes them on a machine whose rt-app runs in a session of its own with
+/// autogroups enabled (this project's): each value's cgroup path, its parents created as
+/// needed (`/tg1/tg11` is inside `/tg1`), all with the default shares (rt-app writes
+/// none: `cpu.weight` 100, `cpu.shares` 1024), and rt-app's own session's autogroup
+/// (nice 0), where threads without a taskgroup and those moved to `/` (the root cgroup,
+/// where autogroups apply) run. Returns the session's group and each value's.
+fn make_groups(w: &mut Workload, taskgroups: &[String]) -> (GroupId, Vec<GroupId>) {
+    let session = w.add_group(TaskGroup::autogroup("autogroup (rt-app's session)", 0));
+    let mut paths: HashMap<String, GroupId> = HashMap::new();
+    let groups = taskgroups
+        .iter()
+        .map(|name| {
+            let mut parent = None;
+            let mut path = String::new();
+            for part in name.split('/').filter(|p| !p.is_empty()) {
+                path = format!("{path}/{part}");
+                let g = *paths
+                    .entry(path.clone())
+                    .or_insert_with(|| w.add_group(TaskGroup::cpu_weight(path.clone(), parent, 100)));
+                parent = Some(g);
+            }
+            parent.unwrap_or(session)
+        })
+        .collect();
+    (session, groups)
 }
 
 fn workload(root: &Node, file: &str) -> Parsed<Workload> {
@@ -900,6 +966,7 @@ fn workload(root: &Node, file: &str) -> Parsed<Workload> {
         shared_timers: HashMap::new(),
         cpu_sets: Vec::new(),
         forked: Vec::new(),
+        taskgroups: Vec::new(),
     };
     let read = members
         .iter()
@@ -907,7 +974,12 @@ fn workload(root: &Node, file: &str) -> Parsed<Workload> {
         .collect::<Parsed<Vec<_>>>()?;
     // The templates whose threads run: those with instances, and those forked.
     let runs = |i: usize| read[i].1.instances > 0 || shared.forked.contains(&i);
-    check_groups(&read, runs)?;
+    check_groups(&read, &shared.taskgroups, runs)?;
+    // Groups only when a running thread goes into a cgroup other than the root.
+    let grouped = (0..read.len())
+        .filter(|&i| runs(i))
+        .flat_map(|i| &read[i].1.groups)
+        .any(|g| !g.0.is_empty() && !is_root_cgroup(&g.0));
     if g.duration_ns.is_none() {
         if let Some((t, task)) =
             (0..read.len()).filter(|&i| runs(i)).map(|i| &read[i]).find(|(_, task)| task.forever.is_some())
@@ -924,6 +996,13 @@ fn workload(root: &Node, file: &str) -> Parsed<Workload> {
         }
     }
     let mut w = Workload { name: file.to_string(), duration_ns: g.duration_ns, ..Workload::default() };
+    let (session, groups) = if grouped {
+        let (session, groups) = make_groups(&mut w, &shared.taskgroups);
+        (Some(session), groups)
+    } else {
+        (None, Vec::new())
+    };
+    let group_of = |tg: Option<GroupId>| tg.map_or(session, |tg| groups.get(tg as usize).copied());
     for (t, task) in read.iter().filter(|(_, task)| task.instances > 0) {
         if w.tasks.len() as u64 + u64::from(task.instances) > super::MAX_TASKS {
             return fail(
@@ -947,17 +1026,27 @@ fn workload(root: &Node, file: &str) -> Parsed<Workload> {
             spec.start_ns = task.delay_ns;
             spec.thread_of = (!w.tasks.is_empty()).then_some(0);
             (spec.util_min, spec.util_max) = task.util;
+            spec.group = group_of(task.group);
             w.tasks.push(spec);
         }
     }
-    // A forked thread sets its template's policy, priority and affinity, then runs its
-    // template's events (rt-app ≥ 1.1's fork event).
+    // A forked thread sets its template's policy, priority and affinity, and its
+    // taskgroup if it has one (else it stays in its parent's), then runs its template's
+    // events (rt-app ≥ 1.1's fork event).
     for i in shared.forked.clone() {
         let (t, task) = &read[i];
         let cpus = task.cpus.as_ref().map(|c| shared.cpu_set(c));
         let mut ops = vec![task.sched.op(), Op::SetAffinity { cpus }];
+        ops.extend(task.group.map(|g| Op::SetGroup { group: Some(g) }));
         ops.extend(task.ops.iter().copied());
         w.add_program(Program { ops, ..Program::new(t.key.as_str()) });
+    }
+    // Each SetGroup names its taskgroup value until now: its group (the root without
+    // groups, where only the root cgroup can have been named).
+    for op in w.programs.iter_mut().flat_map(|p| &mut p.ops) {
+        if let Op::SetGroup { group: Some(tg) } = op {
+            *op = Op::SetGroup { group: groups.get(*tg as usize).copied() };
+        }
     }
     if w.tasks.is_empty() {
         return fail(tasks.at, "no thread to run: \"tasks\" is empty or every task has \"instance\": 0");
@@ -1303,21 +1392,69 @@ mod tests {
     }
 
     #[test]
-    fn one_taskgroup_for_all_is_accepted_and_several_are_refused() {
-        load(&tasks(
-            r#""a": {"taskgroup": "/g", "run": 1}, "b": {"loop": 1, "taskgroup": "/g", "phases": {"p": {"taskgroup": "/g", "run": 1}}}"#,
+    fn taskgroups_are_cgroup_paths_in_rt_apps_session() {
+        let w = load(&tasks(
+            r#""a": {"taskgroup": "/tg1/tg11", "run": 1},
+               "b": {"loop": 2, "phases": {"p": {"run": 1}, "q": {"taskgroup": "/tg1", "run": 1}, "r": {"run": 1}, "s": {"taskgroup": "/", "run": 1}}},
+               "c": {"instance": 0, "taskgroup": "/tg2", "run": 1},
+               "d": {"loop": 1, "phases": {"p": {"fork": "c", "run": 1}}}"#,
         ));
-        let e = err(&tasks(r#""a": {"taskgroup": "/g", "run": 1}, "b": {"run": 1}"#));
-        assert!(
-            e.contains("task \"b\" runs in the root group and another task in \"/g\": group scheduling"),
-            "{e}"
+        // rt-app's session (autogroup), then each path with its parents, by first use.
+        let names: Vec<(&str, Option<GroupId>, u64)> =
+            w.groups.iter().map(|g| (g.name.as_str(), g.parent, g.shares)).collect();
+        assert_eq!(
+            names,
+            [
+                ("autogroup (rt-app's session)", None, 1024),
+                ("/tg1", None, 1024),
+                ("/tg1/tg11", Some(1), 1024),
+                ("/tg2", None, 1024)
+            ]
         );
-        let e = err(&tasks(
-            r#""a": {"loop": 1, "taskgroup": "/g", "phases": {"p": {"taskgroup": "/h", "run": 1}}}"#,
+        // a starts in its group, the others in the session's.
+        let groups: Vec<Option<GroupId>> = w.tasks.iter().map(|t| t.group).collect();
+        assert_eq!(groups, [Some(2), Some(0), Some(0)]);
+        // b moves to /tg1 when q starts, back to the root cgroup (the session) when s
+        // starts: each time, as the phases loop.
+        let set = |g| Op::SetGroup { group: Some(g) };
+        assert_eq!(
+            ops(&w, 1),
+            [
+                Op::Loop { count: 2 },
+                Op::Compute(US),
+                set(1),
+                Op::Compute(US),
+                Op::Compute(US),
+                set(0),
+                Op::Compute(US),
+                Op::LoopEnd
+            ]
+        );
+        // A forked c moves to its template's group first.
+        let fork = w.programs.iter().find(|p| p.comm == "c").unwrap();
+        assert_eq!(fork.ops[2], set(3));
+    }
+
+    #[test]
+    fn without_cgroups_there_are_no_groups() {
+        // No taskgroup, or only the root cgroup: every thread in the root group (a move
+        // to "/" stays a system call).
+        let w = load(&tasks(
+            r#""a": {"loop": 1, "phases": {"p": {"taskgroup": "/", "run": 1}}}, "b": {"run": 1}"#,
         ));
-        assert!(e.contains("runs in \"/h\" and another task in \"/g\""), "{e}");
+        assert!(w.groups.is_empty());
+        assert!(w.tasks.iter().all(|t| t.group.is_none()));
+        assert_eq!(ops(&w, 0)[0], Op::SetGroup { group: None });
+    }
+
+    #[test]
+    fn real_time_tasks_and_too_many_groups_are_refused() {
         let e = err(&tasks(r#""a": {"taskgroup": "/g", "policy": "SCHED_FIFO", "run": 1}"#));
         assert!(e.contains("rt-app puts only SCHED_OTHER and SCHED_IDLE tasks in groups"), "{e}");
+        let many: Vec<String> =
+            (0..33).map(|i| format!(r#""t{i}": {{"taskgroup": "/g{i}", "run": 1}}"#)).collect();
+        let e = err(&tasks(&many.join(", ")));
+        assert!(e.ends_with("33 taskgroups: rt-app allows at most 32"), "{e}");
     }
 
     #[test]

@@ -63,7 +63,8 @@ def validate(r):
         for fl in rt["files"]:
             pct = lambda v: "-" if v is None else f"{v * 100:.1f} %"
             opt = lambda v: "-" if v is None else ms(v)
-            rows.append([fl["file"], opt(fl["real_makespan_ns"]), opt(fl["sim_makespan_ns"]), "", ""])
+            slow = f" (loop ×{fl['slowdown']:.3f})" if fl.get("slowdown") else ""
+            rows.append([fl["file"] + slow, opt(fl["real_makespan_ns"]), opt(fl["sim_makespan_ns"]), "", ""])
             for t in fl["tasks"]:
                 rows.append(["  " + t["name"], opt(t["real_runtime_ns"]), opt(t["sim_runtime_ns"]),
                              pct(t["real_share"]), pct(t["sim_share"])])

@@ -355,7 +355,8 @@ fn write_rtapp(
     {
         writeln!(
             out,
-            "rt-app: {} (busy loop {} ns per loop; median of {})",
+            "rt-app: {} (busy loop {} ns per loop, ×: how much slower it ran in the real runs, \
+             which the simulated runs follow; median of {})",
             rt.dir,
             opt(rt.ns_per_loop, |n| format!("{n:.2}")),
             reps
@@ -378,6 +379,10 @@ fn write_rtapp(
         for f in &rt.files {
             let name =
                 Path::new(&f.file).file_name().map_or(f.file.clone(), |n| n.to_string_lossy().into_owned());
+            let name = match f.slowdown {
+                Some(x) => format!("{name} (loop ×{x:.3})"),
+                None => name,
+            };
             let blank = String::new;
             t.row(vec![
                 name,

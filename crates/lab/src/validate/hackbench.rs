@@ -36,12 +36,15 @@ pub struct HackbenchParams {
     pub fds: u32,
     pub loops: u32,
     pub size: u32,
+    /// The kernel puts each session in a task group of its own
+    /// ([`autogroups_enabled`]): hackbench runs in one, this program's.
+    pub autogroup: bool,
 }
 
 impl HackbenchParams {
     /// The command line, program first.
     pub fn command(&self) -> Vec<String> {
-        let HackbenchParams { groups, fds, loops, size } = *self;
+        let HackbenchParams { groups, fds, loops, size, .. } = *self;
         ["hackbench", "-g", &groups.to_string(), "-f", &fds.to_string(), "-l", &loops.to_string()]
             .into_iter()
             .chain(["-s", &size.to_string(), "-p"])
@@ -50,13 +53,20 @@ impl HackbenchParams {
     }
 
     /// The simulator's workload spec for the same run: hackbench's whole process, its
-    /// parent included, so that [`SimulatedTime`] can time it as hackbench does.
+    /// parent included, so that [`SimulatedTime`] can time it as hackbench does, and in
+    /// one autogroup when the kernel makes them.
     pub fn sim_spec(&self) -> String {
-        let HackbenchParams { groups, fds, loops, size } = *self;
-        format!(
-            "hackbench:groups={groups},fds={fds},loops={loops},size={size},ipc=pipe,mode=process,parent=yes"
-        )
+        let HackbenchParams { groups, fds, loops, size, autogroup } = *self;
+        let session = if autogroup { ",session=yes" } else { "" };
+        format!("hackbench:groups={groups},fds={fds},loops={loops},size={size},ipc=pipe,mode=process,parent=yes{session}")
     }
+}
+
+/// Whether the kernel gives every session a task group of its own
+/// (`/proc/sys/kernel/sched_autogroup_enabled` is 1; absent without
+/// CONFIG_SCHED_AUTOGROUP).
+pub fn autogroups_enabled() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1")
 }
 
 /// hackbench's `Time:` in a simulated run of [`HackbenchParams::sim_spec`], measured
@@ -182,7 +192,7 @@ mod tests {
 
     #[test]
     fn the_simulated_time_spans_the_start_byte_to_the_last_reap() {
-        let p = HackbenchParams { groups: 1, fds: 2, loops: 5, size: 100 };
+        let p = HackbenchParams { groups: 1, fds: 2, loops: 5, size: 100, autogroup: true };
         let w = schedlab_sim::workloads::load(&p.sim_spec()).unwrap();
         let mut config = schedlab_sim::SimConfig::new(2, schedlab_sim::FairFlavor::Eevdf);
         config.tunables.set("fork_ns", "100us").unwrap();
@@ -225,7 +235,7 @@ mod tests {
 
     #[test]
     fn command_and_spec_match() {
-        let p = HackbenchParams { groups: 3, fds: 20, loops: 50, size: 100 };
+        let p = HackbenchParams { groups: 3, fds: 20, loops: 50, size: 100, autogroup: false };
         assert_eq!(p.command().join(" "), "hackbench -g 3 -f 20 -l 50 -s 100 -p");
         assert_eq!(
             p.sim_spec(),

@@ -146,6 +146,10 @@ pub struct RtAppRow {
     /// Relative errors of the simulated makespan and context switches.
     pub makespan_error: Option<f64>,
     pub switch_error: Option<f64>,
+    /// How much slower than calibrated rt-app's busy loop ran in the real runs (median;
+    /// [`rtapp::RtAppRun::slowdown`]): the simulated `run` events are that much longer,
+    /// so that both do the same work.
+    pub slowdown: Option<f64>,
     pub tasks: Vec<RtAppTaskRow>,
     /// Why the file could not be run or simulated.
     pub error: Option<String>,
@@ -244,7 +248,13 @@ fn trace_section(
     groups: u32,
     progress: &mut dyn FnMut(&str),
 ) -> Result<TraceSection> {
-    let p = HackbenchParams { groups, fds: cfg.fds, loops: cfg.loops, size: 100 };
+    let p = HackbenchParams {
+        groups,
+        fds: cfg.fds,
+        loops: cfg.loops,
+        size: 100,
+        autogroup: hackbench::autogroups_enabled(),
+    };
     std::fs::create_dir_all(dir)
         .map_err(|e| ValidateError::io(format!("cannot create {}", dir.display()), e))?;
     let (real_file, sim_file) = (
@@ -262,6 +272,16 @@ fn trace_section(
         real,
         sim,
     })
+}
+
+/// Simulates the rt-app file `file` with its `run` events `slowdown` times as long.
+fn simulate_rtapp(file: &Path, slowdown: f64, config: &SimConfig) -> Result<Report> {
+    let name = file.display().to_string();
+    let text =
+        std::fs::read_to_string(file).map_err(|e| ValidateError::io(format!("cannot read {name}"), e))?;
+    let w = schedlab_sim::workloads::rtapp::parse(&rtapp::scaled(&text, slowdown), &name)?;
+    schedlab_sim::simulate(&w, config, None)
+        .map_err(|source| ValidateError::Simulate { workload: name, source })
 }
 
 /// One simulated hackbench run, measured as [`hackbench::HackbenchRun`] measures a real
@@ -307,7 +327,8 @@ fn hackbench_section(
     config: &SimConfig,
     progress: &mut dyn FnMut(&str),
 ) -> Result<HackbenchSection> {
-    let params = |groups| HackbenchParams { groups, fds: cfg.fds, loops: cfg.loops, size: 100 };
+    let autogroup = hackbench::autogroups_enabled();
+    let params = |groups| HackbenchParams { groups, fds: cfg.fds, loops: cfg.loops, size: 100, autogroup };
     let groups: Vec<u32> = (cfg.groups.0..=cfg.groups.1).collect();
     let mut runs: BTreeMap<u32, Vec<hackbench::HackbenchRun>> = BTreeMap::new();
     let before = hackbench::cpu_time_ns();
@@ -434,10 +455,10 @@ fn rtapp_file(
         sim_csw: None,
         makespan_error: None,
         switch_error: None,
+        slowdown: None,
         tasks: vec![],
         error: None,
     };
-    let sim = simulate(&name, config, None);
     let mut real = Vec::new();
     let mut error = None;
     for _ in 0..reps {
@@ -452,6 +473,10 @@ fn rtapp_file(
             }
         }
     }
+    // The simulated file does the work the real runs did: its `run`s at their speed.
+    let slowdowns: Vec<f64> = real.iter().filter_map(|r| r.slowdown(ns_per_loop)).collect();
+    row.slowdown = median(&slowdowns);
+    let sim = simulate_rtapp(file, row.slowdown.unwrap_or(1.0), config);
     // The simulator's name of each (key, instance): its tasks are `<key>-<n>`, `n`
     // counting all threads of the file in order; the kernel keeps 15 bytes of a name.
     let mut sim_names: BTreeMap<(String, usize), String> = BTreeMap::new();

@@ -57,8 +57,26 @@ pub struct RtAppRun {
     /// Context switches of the whole process (main thread included).
     pub nvcsw: u64,
     pub nivcsw: u64,
+    /// Busy-loop iterations the `run` events made (the logs' `perf` column).
+    pub loops: u64,
     /// The worker threads, in creation order.
     pub tasks: Vec<RtAppTask>,
+}
+
+impl RtAppRun {
+    /// How much slower than `ns_per_loop` (calibrated) the busy loop ran in this run:
+    /// the process's CPU time per iteration over it. The machine's speed drifts, and a
+    /// loop shares its core's caches (on a virtual machine, maybe its core) with whatever
+    /// else runs; `None` without iterations.
+    pub fn slowdown(&self, ns_per_loop: f64) -> Option<f64> {
+        (self.loops > 0 && ns_per_loop > 0.0).then(|| self.cpu_ns as f64 / self.loops as f64 / ns_per_loop)
+    }
+}
+
+/// The rt-app document `text` for the simulator, its `run` events `factor` times as
+/// long (the work the real runs did: see [`RtAppRun::slowdown`]).
+pub fn scaled(text: &str, factor: f64) -> String {
+    rewrite(text, "", factor)
 }
 
 /// The loop count guess the calibration run starts from; any value works.
@@ -93,8 +111,8 @@ pub fn calibrate_loop(reps: u32, limit: Duration) -> Result<f64> {
 
 /// The plain-JSON rt-app document `text` as written for rt-app, its members kept in
 /// their order (rt-app runs the events of a phase in file order): `global` ends with the
-/// members `extra` (rt-app's parser keeps the last of repeated keys; a `global` is added
-/// if there is none), and every integer `run` event (a key starting with `run` but not
+/// members `extra`, if any (rt-app's parser keeps the last of repeated keys; a `global`
+/// is added if there is none), and every integer `run` event (a key starting with `run` but not
 /// `runtime`) is scaled by `factor`, rounded to whole microseconds.
 fn rewrite(text: &str, extra: &str, factor: f64) -> String {
     /// An open object or array: whether it is an object, `global`, and has members.
@@ -145,7 +163,7 @@ fn rewrite(text: &str, extra: &str, factor: f64) -> String {
             }
             '}' | ']' => {
                 if let Some(o) = open.pop() {
-                    if o.global {
+                    if o.global && !extra.is_empty() {
                         out.push_str(if o.members { ", " } else { "" });
                         out.push_str(extra);
                     }
@@ -228,6 +246,7 @@ pub fn run(file: &Path, ns_per_loop: f64, limit: Duration) -> Result<RtAppRun> {
         cpu_ns: exit.cpu_ns(),
         nvcsw: exit.nvcsw,
         nivcsw: exit.nivcsw,
+        loops: rows.iter().map(|r| r.perf).sum(),
         tasks,
     })
 }
@@ -417,6 +436,10 @@ mod tests {
             r#"{"tasks": {"a": {"run": 500, "runtime": 1000, "sleep": 1000, "lock": "m",
             "phases": {"p": {"unlock": "m", "run0": 250, "run_long": 1000, "timer": {"period": 30000}, "wait": {"ref": "r"}}}}},
             "global": {"duration": -1, "calibration": 3, "calibration":7,"logdir":"/d"}}"#
+        );
+        assert_eq!(
+            scaled(r#"{"global": {"duration": 2}, "tasks": {"t": {"run": 300}}}"#, 1.1),
+            r#"{"global": {"duration": 2}, "tasks": {"t": {"run": 330}}}"#
         );
         assert_eq!(
             rewrite(r#"{"tasks": {"t": {"run": 3}}}"#, r#""x":1"#, 1.0),

@@ -971,7 +971,7 @@ impl<'a, F: FairClass> Engine<'a, F> {
             self.tasks[waker as usize].overhead += self.t.wakeup_ns;
         }
         let t = &mut self.tasks[pid as usize];
-        let stays = t.virtual_runnable || self.ents[pid as usize].delayed;
+        let stays = t.virtual_runnable || self.ents[pid].delayed;
         if stays && waker_runs {
             self.charge_remote_wakeup(waker, prev);
         }

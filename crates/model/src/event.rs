@@ -74,7 +74,10 @@ pub enum EventKind {
     /// plain timed sleep or an I/O wait). The switch away from it follows.
     Block { pid: Pid, resource: Option<Resource> },
     /// `waker` made `wakee` runnable on `cpu`; `waker` is `Pid::IDLE` for an interrupt
-    /// or a timer.
+    /// or a timer. In the simulator `cpu` is where the wakee was enqueued; the live
+    /// observer records the kernel's `sched_waking`, which fires before the destination
+    /// is chosen, so there `cpu` is the wakee's previous CPU (where it runs next shows
+    /// in the switches).
     Wakeup { waker: Pid, wakee: Pid, cpu: Cpu },
     /// `cpu` stopped running `prev` (which left in `prev_state`) and started `next`;
     /// either may be `Pid::IDLE`.

@@ -41,9 +41,12 @@ pub struct TraceStats {
     pub runs: u64,
     pub run_median_ns: Ns,
     pub run_ns: Ns,
-    /// Wake-ups of workload tasks; of them, onto the waker's own CPU, onto an idle
-    /// CPU, onto another CPU than the wakee last ran on, and those where the wakee's
-    /// first run began by preempting a runnable task.
+    /// Wake-ups of workload tasks; of them, those whose wakee then first ran on the
+    /// waker's CPU, on a CPU that was idle at the wake-up, on another CPU than it last
+    /// ran on, and by preempting a runnable task. Where the wakee ran is taken from the
+    /// switches, not from the wake-up event: the kernel's `sched_waking`, which the
+    /// observer records, fires before the destination is chosen and names the wakee's
+    /// previous CPU.
     pub wakeups: u64,
     pub wakeups_on_wakers_cpu: u64,
     pub wakeups_to_idle_cpu: u64,
@@ -58,6 +61,14 @@ pub struct TraceStats {
     pub other_ns: Ns,
 }
 
+/// A wake-up whose wakee has not run yet.
+#[derive(Debug)]
+struct Woken {
+    at: Ns,
+    wakers_cpu: Option<usize>,
+    idle_cpus: Vec<bool>,
+}
+
 /// Builds [`TraceStats`] from an event stream (an [`EventSink`]).
 #[derive(Debug, Default)]
 pub struct StatsSink {
@@ -67,8 +78,8 @@ pub struct StatsSink {
     /// Per CPU: who runs since when (`None` until a switch on it is seen).
     running: Vec<Option<(Pid, Ns)>>,
     last_cpu: HashMap<Pid, u32>,
-    /// Woken and not yet run: when.
-    woken: HashMap<Pid, Ns>,
+    /// Woken and not yet run: when, the waker's CPU then, and which CPUs were idle.
+    woken: HashMap<Pid, Woken>,
     runs: Vec<Ns>,
     waits: Vec<Ns>,
     first: Option<Ns>,
@@ -131,25 +142,26 @@ impl StatsSink {
             self.stats.idle_periods += 1;
         }
         if self.counts(next) {
-            self.last_cpu.insert(next, cpu);
-            if let Some(at) = self.woken.remove(&next) {
-                self.waits.push(t - at);
+            let last = self.last_cpu.insert(next, cpu);
+            if let Some(w) = self.woken.remove(&next) {
+                let s = &mut self.stats;
+                self.waits.push(t - w.at);
+                s.wakeups_on_wakers_cpu += u64::from(w.wakers_cpu == Some(i));
+                s.wakeups_to_idle_cpu += u64::from(w.idle_cpus.get(i).copied().unwrap_or(false));
+                s.wakeups_migrating += u64::from(last.is_some_and(|c| c != cpu));
                 if prev != Pid::IDLE && prev_state == PrevState::Runnable {
-                    self.stats.wakeups_preempting += 1;
+                    s.wakeups_preempting += 1;
                 }
             }
         }
     }
 
-    fn wakeup(&mut self, t: Ns, waker: Pid, wakee: Pid, cpu: u32) {
-        let s = &mut self.stats;
-        s.wakeups += 1;
+    fn wakeup(&mut self, t: Ns, waker: Pid, wakee: Pid) {
+        self.stats.wakeups += 1;
         let on = |c: &Option<(Pid, Ns)>, pid: Pid| c.is_some_and(|(p, _)| p == pid);
         let wakers_cpu = self.running.iter().position(|c| waker != Pid::IDLE && on(c, waker));
-        s.wakeups_on_wakers_cpu += u64::from(wakers_cpu == Some(cpu as usize));
-        s.wakeups_to_idle_cpu += u64::from(self.running.get(cpu as usize).is_some_and(|c| on(c, Pid::IDLE)));
-        s.wakeups_migrating += u64::from(self.last_cpu.get(&wakee).is_some_and(|&c| c != cpu));
-        self.woken.insert(wakee, t);
+        let idle_cpus = self.running.iter().map(|c| on(c, Pid::IDLE)).collect();
+        self.woken.insert(wakee, Woken { at: t, wakers_cpu, idle_cpus });
     }
 }
 
@@ -178,9 +190,7 @@ impl EventSink for StatsSink {
                 self.switch(t, cpu, prev, prev_state, next);
                 self.over = prev_state == PrevState::Dead && self.root == Some(prev);
             }
-            EventKind::Wakeup { waker, wakee, cpu } if self.counts(wakee) => {
-                self.wakeup(t, waker, wakee, cpu)
-            }
+            EventKind::Wakeup { waker, wakee, .. } if self.counts(wakee) => self.wakeup(t, waker, wakee),
             _ => {}
         }
     }

@@ -56,6 +56,9 @@ use crate::pelt::{CfsAvg, SchedAvg};
 use crate::weights::{scale_load_down, LoadWeight, NICE_0_LOAD, SCHED_FIXEDPOINT_SHIFT};
 use crate::workload::{Policy, TaskGroup, MIN_SHARES};
 
+/// A `last_h_load_update` no jiffy equals.
+const NEVER: u64 = u64::MAX;
+
 /// `struct cfs_rq`: a CPU's root fair queue, or a task group's queue on one CPU, with
 /// what the kernel keeps per queue around the class's own queue. The engine holds them
 /// all in one vector: the CPUs' root queues first (queue `cpu`), then each group's, CPU
@@ -84,7 +87,9 @@ pub(super) struct CfsRq {
     pub tg_load_avg_contrib: u64,
     /// When that was last refreshed (`last_update_tg_load_avg`).
     pub last_update_tg_load_avg: Ns,
-    /// Its share of the root's load (`h_load`), as of `last_h_load_update` (jiffies).
+    /// Its share of the root's load (`h_load`), as of `last_h_load_update` (jiffies;
+    /// [`NEVER`] before the first computation: the simulation's jiffies start at 0,
+    /// which the kernel's, starting far from 0, never equal at boot).
     pub h_load: u64,
     pub last_h_load_update: u64,
     /// The queue below it on the path `h_load` was last computed along.
@@ -130,7 +135,14 @@ impl Hierarchy {
                 (groups[g as usize].parent.map_or(c, |p| cpus + p * cpus + c), g)
             };
             let depth = if q < cpus { 0 } else { cfs[parent as usize].depth + 1 };
-            cfs.push(CfsRq { avg: CfsAvg::new(PELT_EPOCH_NS), parent, depth, tg, ..CfsRq::default() });
+            cfs.push(CfsRq {
+                avg: CfsAvg::new(PELT_EPOCH_NS),
+                parent,
+                depth,
+                tg,
+                last_h_load_update: NEVER,
+                ..CfsRq::default()
+            });
         }
         let entity = Entity {
             policy: Policy::Other,

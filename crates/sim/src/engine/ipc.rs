@@ -31,7 +31,8 @@ pub(crate) struct Stream {
     pub read_waiters: VecDeque<u32>,
     pub write_waiters: VecDeque<u32>,
     /// Tasks in `poll()` for input: woken together by every write (they are not
-    /// exclusive waiters), and when the last writer goes.
+    /// exclusive waiters), and when the last writer goes, the latest first
+    /// (`add_wait_queue` puts each at the head of the wait queue).
     pub pollers: Vec<u32>,
 }
 
@@ -178,7 +179,7 @@ impl Object {
             let s = &mut streams[Self::write_stream(end, kind)];
             s.writers = s.writers.saturating_add_signed(delta);
             if s.writers == 0 {
-                wake.append(&mut s.pollers);
+                wake.extend(s.pollers.drain(..).rev());
                 wake.extend(s.read_waiters.drain(..));
             }
         }
@@ -249,7 +250,7 @@ impl Object {
         // Pollers wait non-exclusively on the same queue as readers, ahead of them
         // (`add_wait_queue` puts them first), and a polled pipe wakes them at every
         // write (`pipe->poll_usage`).
-        wake.append(&mut s.pollers);
+        wake.extend(s.pollers.drain(..).rev());
         match kind {
             // unix_stream_sendmsg: every send signals the peer's readers.
             StreamKind::Socket => wake.extend(s.read_waiters.drain(..)),

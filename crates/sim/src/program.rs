@@ -138,6 +138,31 @@ pub enum Op {
     Exit,
 }
 
+/// A task's own scheduling settings: what [`Op::SetSched`] sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sched {
+    pub policy: Policy,
+    pub nice: i8,
+    pub rt_priority: u8,
+}
+
+impl Sched {
+    /// The operation that sets them.
+    pub fn op(self) -> Op {
+        Op::SetSched { policy: self.policy, nice: self.nice, rt_priority: self.rt_priority }
+    }
+
+    /// The class-ordered priority, as the engine ranks tasks: 1 for the fair class,
+    /// 1 + the real-time priority for `SCHED_FIFO`/`SCHED_RR`.
+    pub fn class_prio(self) -> u32 {
+        if self.policy.is_rt() {
+            1 + u32::from(self.rt_priority)
+        } else {
+            1
+        }
+    }
+}
+
 /// A program: what `exec` starts. Tasks that run the same program share it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {

@@ -13,27 +13,19 @@ use super::task::{Phase, State, Wait};
 use super::Engine;
 use crate::class::{Dequeue, Enqueue, FairClass};
 use crate::cpuset::CpuSet;
-use crate::program::{CpuSetId, Op, SyncId, TimerId};
+use crate::program::{CpuSetId, Op, Sched, SyncId, TimerId};
 use crate::weights::LoadWeight;
 use crate::workload::{Policy, SyncSpec, Workload};
 
-/// A task's own scheduling settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Sched {
-    policy: Policy,
-    nice: i8,
-    rt_priority: u8,
-}
-
-impl Sched {
-    /// The class-ordered priority, as `Engine::class_prio` ranks tasks.
-    fn class_prio(self) -> u32 {
-        if self.policy.is_rt() {
-            1 + u32::from(self.rt_priority)
-        } else {
-            1
-        }
-    }
+/// Where a task taken off its queue to be changed was ([`Engine::save`]).
+struct Saved {
+    cpu: u32,
+    /// It was queued (runnable, running, or virtual runnable).
+    queued: bool,
+    /// It was its CPU's running task.
+    running: bool,
+    /// Its queue's `min_vruntime`, to place it again.
+    from_min_vruntime: i64,
 }
 
 /// The state of one synchronization object.
@@ -293,10 +285,9 @@ impl<F: FairClass> Engine<'_, F> {
         }
     }
 
-    /// Changes the policy and priority of `pid` as `__sched_setscheduler` does: a
-    /// queued task leaves its class's queue and joins the new one keeping its place
-    /// (`DEQUEUE_SAVE`/`ENQUEUE_RESTORE`), then the CPU decides again who runs.
-    fn set_sched(&mut self, pid: u32, s: Sched) {
+    /// Takes `pid` off its queue to change it (`DEQUEUE_SAVE`), saying where it was and
+    /// how, so that it can be queued again keeping its place (`ENQUEUE_RESTORE`).
+    fn save(&mut self, pid: u32) -> Saved {
         let t = &self.tasks[pid as usize];
         let cpu = t.cpu;
         let queued = matches!(t.state, State::Runnable | State::Running) || t.virtual_runnable;
@@ -305,6 +296,14 @@ impl<F: FairClass> Engine<'_, F> {
         if queued {
             self.dequeue(pid, Dequeue::Migrate);
         }
+        Saved { cpu, queued, running, from_min_vruntime }
+    }
+
+    /// Changes the policy and priority of `pid` as `__sched_setscheduler` does: a
+    /// queued task leaves its class's queue and joins the new one keeping its place
+    /// (`DEQUEUE_SAVE`/`ENQUEUE_RESTORE`), then the CPU decides again who runs.
+    fn set_sched(&mut self, pid: u32, s: Sched) {
+        let Saved { cpu, queued, running, from_min_vruntime } = self.save(pid);
         // set_load_weight with the old class: a fair task's load changes weight in its
         // queue's averages (`reweight_task_fair`); switched_from_fair then takes it out.
         let load = LoadWeight::for_task(s.nice, s.policy == Policy::Idle);
@@ -366,13 +365,7 @@ impl<F: FairClass> Engine<'_, F> {
             self.tasks[pid as usize].group = group;
             return;
         }
-        let cpu = t.cpu;
-        let queued = matches!(t.state, State::Runnable | State::Running) || t.virtual_runnable;
-        let running = t.state == State::Running && self.rqs[cpu as usize].curr == pid;
-        let from_min_vruntime = self.cfs[self.task_q(pid) as usize].fair.min_vruntime;
-        if queued {
-            self.dequeue(pid, Dequeue::Migrate);
-        }
+        let Saved { cpu, queued, running, from_min_vruntime } = self.save(pid);
         if running {
             self.put_prev_task_fair(cpu);
         }

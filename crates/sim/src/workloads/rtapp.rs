@@ -116,7 +116,7 @@ use schedlab_model::{Cpu, Ns, Syscall, NSEC_PER_SEC, NSEC_PER_USEC};
 
 use super::json::{self, Member, Node, Value};
 use super::WorkloadError;
-use crate::program::{CpuSetId, SyncId, TimerId};
+use crate::program::{CpuSetId, Sched, SyncId, TimerId};
 use crate::{GroupId, Op, Policy, Program, SyncSpec, TaskGroup, TaskSpec, TimerSpec, Workload};
 
 /// CPU time of rt-app's `mem` event per KiB written: `memset` of its per-thread buffer,
@@ -257,20 +257,6 @@ fn policy(node: &Node, what: &str) -> Parsed<Policy> {
     }
     Policy::parse(name)
         .map_or_else(|| fail(node.at, format!("unknown policy \"{name}\"; use {POLICIES}")), Ok)
-}
-
-/// A task's own scheduling settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Sched {
-    policy: Policy,
-    nice: i8,
-    rt_priority: u8,
-}
-
-impl Sched {
-    fn op(self) -> Op {
-        Op::SetSched { policy: self.policy, nice: self.nice, rt_priority: self.rt_priority }
-    }
 }
 
 /// The settings `policy` and rt-app's `priority` give: the nice value (-20..19, default

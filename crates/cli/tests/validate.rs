@@ -119,8 +119,11 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
         let f = &files[0];
         assert!(f["error"].is_null(), "{f}");
         assert!(r["rtapp"]["ns_per_loop"].as_f64().unwrap() > 0.0);
+        // Two 50 ms hogs on 2 CPUs, simulated at the speed the real loop ran.
+        let slowdown = f["slowdown"].as_f64().unwrap();
+        assert!((0.5..3.0).contains(&slowdown), "{f}");
         let sim_ms = f["sim_makespan_ns"].as_u64().unwrap() as f64 / 1e6;
-        assert!((sim_ms - 50.0).abs() < 5.0, "two 50 ms hogs on 2 CPUs: {f}");
+        assert!((sim_ms - 50.0 * slowdown).abs() < 5.0, "two 50 ms hogs on 2 CPUs, ×{slowdown}: {f}");
         let tasks = f["tasks"].as_array().unwrap();
         let names: Vec<&str> = tasks.iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["hog-0", "hog-1"]);

@@ -49,6 +49,7 @@ def validate(r):
     if c:
         print(f"calibration: null syscall {c['null_syscall_ns']:.0f} ns, pipe syscall {c['pipe_syscall_ns']:.0f} ns, "
               f"copy {c['copy_ns_per_kib']:.0f} ns/KiB, "
+              + (f"memset {c['mem_ns_per_kib']:.1f} ns/KiB, " if "mem_ns_per_kib" in c else "")
               + (f"wake-up {c['wakeup_ns']:.0f} ns, " if "wakeup_ns" in c else "")
               + f"context switch {c['context_switch_ns']:.0f} ns"
               + (f", fork {c['fork_ns'] / 1e3:.0f} µs, a forked child's life {c['exit_ns'] / 1e3:.0f} µs"

@@ -26,10 +26,12 @@ Examples:
 ///
 /// First the simulator's cost tunables are measured here (median of --reps): a pipe
 /// system call (syscall_ns: a 1-byte write or read that does not block), the copy per
-/// KiB through a pipe (copy_ns_per_kib), a wake-up (wakeup_ns: the waker's extra time for
-/// a write that wakes a blocked reader), and a context switch (context_switch_ns: half a
+/// KiB through a pipe (copy_ns_per_kib), a memset per KiB of rt-app's 4 MiB buffer
+/// (mem_ns_per_kib: rt-app's mem event), a wake-up (wakeup_ns: the waker's extra time for
+/// a write that wakes a blocked reader), a context switch (context_switch_ns: half a
 /// ping-pong round trip between two processes on one CPU, less a write, a read and a
-/// wake-up).
+/// wake-up), a wake-up onto another CPU and an idle CPU's exit (wakeup_remote_ns,
+/// idle_exit_ns), and a small process's fork and exit (fork_ns, exit_ns).
 ///
 /// Then rt-tests `hackbench -g G -f FDS -l L -s 100 -p` runs for each G, --reps times
 /// (interleaved; the median of hackbench's own `Time:` is kept, with the context
@@ -240,6 +242,11 @@ fn write_text(out: &mut impl Write, r: &ValidateReport, chart: Option<&Path>) ->
             "  pipe copy per KiB".into(),
             format!("{:.1} ns", c.copy_ns_per_kib),
             "copy_ns_per_kib".into(),
+        ]);
+        t.row(vec![
+            "  memset per KiB (4 MiB buffer)".into(),
+            format!("{:.1} ns", c.mem_ns_per_kib),
+            "mem_ns_per_kib".into(),
         ]);
         t.row(vec!["  ping-pong round trip".into(), format!("{:.0} ns", c.round_trip_ns), String::new()]);
         t.row(vec!["  wake-up (waker's side)".into(), format!("{:.0} ns", c.wakeup_ns), "wakeup_ns".into()]);

@@ -40,7 +40,7 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
 
     let c = &r["calibration"];
-    for key in ["null_syscall_ns", "pipe_syscall_ns", "copy_ns_per_kib", "context_switch_ns"] {
+    for key in ["null_syscall_ns", "pipe_syscall_ns", "copy_ns_per_kib", "mem_ns_per_kib", "context_switch_ns"] {
         assert!(c[key].as_f64().is_some_and(|v| (0.0..1e6).contains(&v)), "{key}: {c}");
     }
     let names: Vec<&str> =
@@ -50,6 +50,7 @@ fn a_tiny_validate_pairs_real_and_simulated_runs() {
         [
             "syscall_ns",
             "copy_ns_per_kib",
+            "mem_ns_per_kib",
             "wakeup_ns",
             "context_switch_ns",
             "fork_ns",

@@ -47,6 +47,10 @@ pub enum SignalTarget {
 pub enum Op {
     /// Use the CPU for this much CPU time (rt-app `run`).
     Compute(Ns),
+    /// Write this many bytes of memory (rt-app `mem`: `memset` of its buffer): CPU time at
+    /// the machine's memory rate, the `mem_ns_per_kib` tunable, which `schedlab validate`
+    /// measures. Not a fixed time, because that rate is the host's, not the workload's.
+    Memset(u64),
     /// Keep running until this much wall time has passed since the operation began,
     /// however long the task waits for the CPU meanwhile (rt-app `runtime`).
     Spin(Ns),

@@ -190,10 +190,18 @@ fn fork_starts_threads_of_a_template() {
 }
 
 #[test]
-fn mem_is_cpu_time_and_one_group_changes_nothing() {
-    let r = run(
-        r#"{"global": {"duration": 1}, "tasks": {"m": {"taskgroup": "/g", "loop": 1, "phases": {"p": {"mem": 1048576, "iorun": 1000}}}}}"#,
-        1,
-    );
-    assert_eq!(runtime_ms(&r, "m-0"), (1024 * rtapp::MEM_NS_PER_KIB) as f64 / MS as f64);
+fn mem_is_cpu_time_at_the_machines_rate_and_one_group_changes_nothing() {
+    // 1 MiB of memset (and 1000 bytes to /dev/null, which copy nothing): 1024 KiB at the
+    // `mem_ns_per_kib` given, 10.24 µs at 10 ns and twice that at 20.
+    let text = r#"{"global": {"duration": 1}, "tasks": {"m": {"taskgroup": "/g", "loop": 1, "phases": {"p": {"mem": 1048576, "iorun": 1000}}}}}"#;
+    let w = rtapp::parse(text, "t.json").unwrap_or_else(|e| panic!("{e}"));
+    for (rate, want_ns) in [("10", 10_240), ("20", 20_480)] {
+        let mut cfg = SimConfig::new(1, FairFlavor::Eevdf);
+        for (k, v) in [("syscall_ns", "0"), ("context_switch_ns", "0"), ("migration_ns", "0"), ("mem_ns_per_kib", rate)] {
+            cfg.tunables.set(k, v).unwrap();
+        }
+        let r = schedlab_sim::simulate(&w, &cfg, None).unwrap();
+        let m = r.tasks.iter().find(|t| t.name == "m-0").expect("the task m-0");
+        assert_eq!(m.runtime_ns, want_ns, "at {rate} ns per KiB");
+    }
 }

@@ -28,6 +28,10 @@
 //!   and once with the echo on another CPU, where each side's CPU idles while the other
 //!   answers: half the difference (see [`idle_exit_ns`]); not measured when this
 //!   process may use one CPU only;
+//! - **memset per KiB** (`mem_ns_per_kib`): `memset` of a buffer of rt-app's default
+//!   `mem_buffer_size` (4 MiB), touched once before it is timed, over and over: what
+//!   rt-app's `mem` event does (and what the simulator charges it, and the page-cache copy
+//!   of an `iorun` to a file);
 //! - **fork and exit** (`fork_ns`, `exit_ns`): a small process (this program started
 //!   afresh as a hidden worker, `bench worker forker`, pinned to the same CPU) forks
 //!   children that exit at once: the parent's CPU time in `fork()` less a system call,
@@ -64,6 +68,8 @@ pub struct Calibration {
     pub pipe_syscall_ns: f64,
     /// Copy cost per KiB through a pipe, per call.
     pub copy_ns_per_kib: f64,
+    /// `memset` cost per KiB of a buffer of rt-app's default size ([`mem_ns_per_kib`]).
+    pub mem_ns_per_kib: f64,
     /// One ping-pong round trip between two processes on one CPU.
     pub round_trip_ns: f64,
     /// The waker's cost of one wake-up.
@@ -94,6 +100,7 @@ impl Calibration {
         let mut t = vec![
             ("syscall_ns", ns(self.pipe_syscall_ns)),
             ("copy_ns_per_kib", ns(self.copy_ns_per_kib)),
+            ("mem_ns_per_kib", ns(self.mem_ns_per_kib)),
             ("wakeup_ns", ns(self.wakeup_ns)),
             ("context_switch_ns", ns(self.context_switch_ns)),
             ("fork_ns", ns(self.fork_ns - self.pipe_syscall_ns)),
@@ -134,6 +141,10 @@ const LARGE_BYTES: usize = 32 * 1024;
 const ROUND_TRIPS: u32 = 10_000;
 const WAKEUPS: u32 = 2_000;
 const IDLE_ROUND_TRIPS: u32 = 2_000;
+/// rt-app's default `mem_buffer_size`: the buffer its `mem` event writes, 4 MiB.
+pub const RTAPP_MEM_BUFFER: usize = 4 << 20;
+/// `memset`s of [`RTAPP_MEM_BUFFER`] per repetition (about 30 µs each at 8 ns per KiB).
+const MEMSETS: u32 = 100;
 
 /// Children the forker makes per repetition.
 const FORKS: u32 = 200;
@@ -173,11 +184,13 @@ fn measure_pinned(reps: u32, allowed: &[usize]) -> Result<(Calibration, usize)> 
     pin(cpu)?;
     let other = allowed.iter().copied().find(|&c| c != cpu);
     let (mut null, mut small, mut large, mut rt, mut wake) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut mem = vec![];
     let (mut same_wall, mut cross_wall, mut remote_wake) = (vec![], vec![], vec![]);
     for _ in 0..reps {
         null.push(null_syscall());
         small.push(pipe_pair(1, SMALL_PAIRS)?);
         large.push(pipe_pair(LARGE_BYTES, LARGE_PAIRS)?);
+        mem.push(mem_ns_per_kib(RTAPP_MEM_BUFFER, MEMSETS));
         rt.push(round_trip(cpu)?);
         wake.push(wakeup(None)?);
         same_wall.push(round_trip_wall(cpu)?);
@@ -203,6 +216,7 @@ fn measure_pinned(reps: u32, allowed: &[usize]) -> Result<(Calibration, usize)> 
         null_syscall_ns: m(&null),
         pipe_syscall_ns,
         copy_ns_per_kib: copy_ns_per_kib(small_pair, 1, large_pair, LARGE_BYTES as u64),
+        mem_ns_per_kib: m(&mem),
         round_trip_ns,
         wakeup_ns,
         context_switch_ns: context_switch_ns(round_trip_ns, pipe_syscall_ns, wakeup_ns),
@@ -242,6 +256,25 @@ fn null_syscall() -> f64 {
         std::hint::black_box(unsafe { libc::getppid() });
     }
     (thread_cpu_ns() - t) as f64 / f64::from(NULL_CALLS)
+}
+
+/// Nanoseconds of CPU time per KiB `memset` writes to a buffer of `bytes`, over `times`
+/// `memset`s of the whole buffer after one untimed one (which takes its page faults, as
+/// rt-app's buffer has taken them by its second `mem` event).
+pub fn mem_ns_per_kib(bytes: usize, times: u32) -> f64 {
+    let mut buf = vec![1u8; bytes.max(1)];
+    let mut fill = |value: u8| {
+        // SAFETY: buf is valid for its length; write_bytes is memset.
+        unsafe { std::ptr::write_bytes(buf.as_mut_ptr(), value, buf.len()) };
+        std::hint::black_box(&mut buf);
+    };
+    fill(0);
+    let t = thread_cpu_ns();
+    for i in 0..times {
+        fill(i as u8);
+    }
+    let ns = (thread_cpu_ns() - t) as f64;
+    ns / (f64::from(times.max(1)) * buf.len() as f64 / 1024.0)
 }
 
 /// Both ends of a new pipe, closed on drop.
@@ -482,6 +515,7 @@ mod tests {
             null_syscall_ns: 90.0,
             pipe_syscall_ns: 412.6,
             copy_ns_per_kib: 31.2,
+            mem_ns_per_kib: 7.6,
             round_trip_ns: 5_000.0,
             wakeup_ns: 250.4,
             context_switch_ns: 1_424.4,
@@ -498,6 +532,7 @@ mod tests {
             [
                 ("syscall_ns", 413),
                 ("copy_ns_per_kib", 31),
+                ("mem_ns_per_kib", 8),
                 ("wakeup_ns", 250),
                 ("context_switch_ns", 1_424),
                 ("fork_ns", 60_000),
@@ -507,7 +542,7 @@ mod tests {
             ]
         );
         let one_cpu = Calibration { idle_exit_ns: None, wakeup_remote_ns: None, ..c };
-        assert_eq!(one_cpu.tunables().len(), 6, "nothing across CPUs measured, nothing set");
+        assert_eq!(one_cpu.tunables().len(), 7, "nothing across CPUs measured, nothing set");
     }
 
     #[test]
@@ -518,8 +553,10 @@ mod tests {
         assert!(c.pipe_syscall_ns > c.null_syscall_ns * 0.5, "{c:?}");
         assert!(c.round_trip_ns > 2.0 * c.pipe_syscall_ns, "{c:?}");
         assert!(c.wakeup_ns > 0.0 && c.wakeup_ns < c.round_trip_ns / 2.0, "{c:?}");
+        // A memset that the compiler kept: it takes time.
+        assert!(c.mem_ns_per_kib > 0.0 && c.mem_ns_per_kib < 100_000.0, "{c:?}");
         let two_cpus = c.other_cpu.is_some();
-        assert_eq!(c.tunables().len(), 6 + 2 * usize::from(two_cpus));
+        assert_eq!(c.tunables().len(), 7 + 2 * usize::from(two_cpus));
         if two_cpus {
             assert!(c.cross_cpu_round_trip_wall_ns.unwrap() > 0.0 && c.idle_exit_ns.is_some(), "{c:?}");
             assert!(c.wakeup_remote_ns.is_some(), "{c:?}");

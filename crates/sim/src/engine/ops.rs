@@ -95,7 +95,7 @@ impl<F: FairClass> Engine<'_, F> {
                 )
             }
             Op::Syscall { nr } => (nr, a),
-            Op::Compute(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
+            Op::Compute(_) | Op::Memset(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
                 (Syscall::ExitGroup.nr(), a)
             }
         }
@@ -174,14 +174,8 @@ impl<F: FairClass> Engine<'_, F> {
                         t.pc += 1;
                     }
                 }
-                Op::Compute(ns) => {
-                    let work = self.jitter(ns);
-                    let t = &mut self.tasks[pid as usize];
-                    t.work = work;
-                    t.phase = Phase::Compute;
-                    self.start_stint(pid);
-                    return;
-                }
+                Op::Compute(ns) => return self.compute(pid, ns),
+                Op::Memset(bytes) => return self.compute(pid, bytes * self.t.mem_ns_per_kib / 1024),
                 Op::Spin(ns) => {
                     t.spin_until = self.now + ns.max(1);
                     t.phase = Phase::Compute;
@@ -203,6 +197,15 @@ impl<F: FairClass> Engine<'_, F> {
                 }
             }
         }
+    }
+
+    /// Starts `ns` of CPU work (spread by the jitter) for `pid`.
+    fn compute(&mut self, pid: u32, ns: Ns) {
+        let work = self.jitter(ns);
+        let t = &mut self.tasks[pid as usize];
+        t.work = work;
+        t.phase = Phase::Compute;
+        self.start_stint(pid);
     }
 
     /// Emits the entry of `op`'s system call and charges its cost (entry, exit and the
@@ -392,7 +395,7 @@ impl<F: FairClass> Engine<'_, F> {
                 self.settle(pid, attempt, wake.iter().map(|&p| (p, 0)));
             }
             Op::Syscall { .. } => self.finish_syscall(pid, 0),
-            Op::Compute(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
+            Op::Compute(_) | Op::Memset(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
                 unreachable!("not a system call: {op:?}")
             }
         }

@@ -64,7 +64,8 @@
 //!
 //! - `run`: that much CPU time (rt-app's calibrated busy loop, exact here). `runtime`:
 //!   run until that much wall time has passed. `sleep`: sleep. `yield`: `sched_yield()`.
-//! - `mem N`: `N` bytes of `memset`, as CPU time at [`MEM_NS_PER_KIB`].
+//! - `mem N`: `N` bytes of `memset` ([`Op::Memset`]: CPU time at the machine's rate,
+//!   the `mem_ns_per_kib` tunable).
 //! - `iorun N`: `write()`s of `mem_buffer_size` bytes to `io_device`: a system call
 //!   each for `/dev/null` (the default), plus the copy at the `mem` rate for any other
 //!   file. No I/O wait: buffered writes return at once.
@@ -118,12 +119,6 @@ use super::json::{self, Member, Node, Value};
 use super::WorkloadError;
 use crate::program::{CpuSetId, Sched, SyncId, TimerId};
 use crate::{GroupId, Op, Policy, Program, SyncSpec, TaskGroup, TaskSpec, TimerSpec, Workload};
-
-/// CPU time of rt-app's `mem` event per KiB written: `memset` of its per-thread buffer,
-/// measured with rt-app 1.0 on this project's machine (200 MB in 1.6 ms with the default
-/// 4 MiB buffer, which stays in the cache). A labelled input, not a law: a buffer that
-/// does not fit in the cache is slower.
-pub const MEM_NS_PER_KIB: Ns = 8;
 
 /// Reads the rt-app JSON document `text`; `file` names it in errors and becomes the
 /// workload's name.
@@ -482,7 +477,7 @@ fn event(m: &Member, kind: &str, cx: &mut EventCtx) -> Parsed<Vec<Op>> {
             }
             vec![Op::Barrier { barrier: id }]
         }
-        "mem" => vec![Op::Compute(bytes(&m.node, &what)? * MEM_NS_PER_KIB / 1024)],
+        "mem" => vec![Op::Memset(bytes(&m.node, &what)?)],
         "iorun" => iorun(bytes(&m.node, &what)?, cx.shared.g),
         "fork" => {
             let target = string(&m.node, &what)?;
@@ -517,7 +512,7 @@ fn iorun(bytes: Ns, g: &Global) -> Vec<Op> {
         ops.clear();
     }
     if !g.io_null && bytes > 0 {
-        ops.push(Op::Compute(bytes * MEM_NS_PER_KIB / 1024));
+        ops.push(Op::Memset(bytes));
     }
     ops
 }
@@ -1295,17 +1290,17 @@ mod tests {
     }
 
     #[test]
-    fn mem_and_iorun_are_cpu_time_and_write_calls() {
+    fn mem_and_iorun_are_memsets_and_write_calls() {
         let w = load(&tasks(r#""t": {"mem": 1048576, "iorun": 10000000, "iorun1": 0, "mem1": 0}"#));
         let write = Op::Syscall { nr: Syscall::Write.nr() };
         assert_eq!(
             ops(&w, 0)[1..6],
-            [Op::Compute(1024 * MEM_NS_PER_KIB), Op::Loop { count: 3 }, write, Op::LoopEnd, Op::Compute(0)]
+            [Op::Memset(1_048_576), Op::Loop { count: 3 }, write, Op::LoopEnd, Op::Memset(0)]
         );
         let w = load(
             r#"{"global": {"duration": 1, "io_device": "/tmp/f", "mem_buffer_size": 1000}, "tasks": {"t": {"iorun": 1000}}}"#,
         );
-        assert_eq!(ops(&w, 0)[1..3], [write, Op::Compute(1000 * MEM_NS_PER_KIB / 1024)]);
+        assert_eq!(ops(&w, 0)[1..3], [write, Op::Memset(1000)]);
     }
 
     #[test]

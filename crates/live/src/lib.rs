@@ -9,6 +9,8 @@
 //!   changes it makes to processes ([`actuator`], [`settings`]) and the cpuset cgroups
 //!   it moves them into ([`cgroup`]).
 //! - Process names made safe to print ([`text`]).
+//! - What the machine is (its online CPUs, tick, `cpu` cgroup controller, fair server),
+//!   read for tests and benchmarks rather than assumed ([`host`]).
 //!
 //! Everything but the configuration, the dependencies, the profiles, the activity and
 //! the text is Linux only.
@@ -22,6 +24,8 @@ pub mod config;
 #[cfg(target_os = "linux")]
 pub mod daemon;
 pub mod dependencies;
+#[cfg(target_os = "linux")]
+pub mod host;
 #[cfg(target_os = "linux")]
 pub mod observation;
 #[cfg(target_os = "linux")]

@@ -24,10 +24,6 @@ fn end_ms(r: &Report, name: &str, start_ms: u64) -> f64 {
     (start_ms * MS + t.turnaround_ns) as f64 / MS as f64
 }
 
-fn runtime_ms(r: &Report, name: &str) -> f64 {
-    r.tasks.iter().find(|t| t.name == name).unwrap().runtime_ns as f64 / MS as f64
-}
-
 #[test]
 fn a_task_without_phases_runs_until_the_duration_whatever_its_loop() {
     // Issue 14: rt-app 1.0 runs this until killed; it used to run 3 times (303 ms).
@@ -197,7 +193,9 @@ fn mem_is_cpu_time_at_the_machines_rate_and_one_group_changes_nothing() {
     let w = rtapp::parse(text, "t.json").unwrap_or_else(|e| panic!("{e}"));
     for (rate, want_ns) in [("10", 10_240), ("20", 20_480)] {
         let mut cfg = SimConfig::new(1, FairFlavor::Eevdf);
-        for (k, v) in [("syscall_ns", "0"), ("context_switch_ns", "0"), ("migration_ns", "0"), ("mem_ns_per_kib", rate)] {
+        for (k, v) in
+            [("syscall_ns", "0"), ("context_switch_ns", "0"), ("migration_ns", "0"), ("mem_ns_per_kib", rate)]
+        {
             cfg.tunables.set(k, v).unwrap();
         }
         let r = schedlab_sim::simulate(&w, &cfg, None).unwrap();

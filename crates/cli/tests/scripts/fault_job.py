@@ -1,8 +1,9 @@
 # A long-lived process for the fault test (crates/cli/tests/daemon.rs): named
-# sd-fault-job, with a second thread that keeps a nice value of its own (3). Prints
-# "PID TID" (the main thread's pid, the second thread's tid) and runs until killed.
-import os, threading, time
+# sd-fault-job, with a second thread that keeps a nice value of its own (the argument).
+# Prints "PID TID" (the main thread's pid, the second thread's tid) and runs until killed.
+import os, sys, threading, time
 
+own_nice = int(sys.argv[1])
 with open("/proc/self/comm", "w") as f:
     f.write("sd-fault-job")
 ready = threading.Event()
@@ -11,7 +12,7 @@ tid = []
 
 def own():
     tid.append(threading.get_native_id())
-    os.setpriority(os.PRIO_PROCESS, tid[0], 3)
+    os.setpriority(os.PRIO_PROCESS, tid[0], own_nice)
     ready.set()
     while True:
         time.sleep(1)

@@ -95,9 +95,13 @@ impl<F: FairClass> Engine<'_, F> {
                 )
             }
             Op::Syscall { nr } => (nr, a),
-            Op::Compute(_) | Op::Memset(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
-                (Syscall::ExitGroup.nr(), a)
-            }
+            Op::Compute(_)
+            | Op::Memset(_)
+            | Op::Spin(_)
+            | Op::Io(_)
+            | Op::Loop { .. }
+            | Op::LoopEnd
+            | Op::Exit => (Syscall::ExitGroup.nr(), a),
         }
     }
 
@@ -395,7 +399,13 @@ impl<F: FairClass> Engine<'_, F> {
                 self.settle(pid, attempt, wake.iter().map(|&p| (p, 0)));
             }
             Op::Syscall { .. } => self.finish_syscall(pid, 0),
-            Op::Compute(_) | Op::Memset(_) | Op::Spin(_) | Op::Io(_) | Op::Loop { .. } | Op::LoopEnd | Op::Exit => {
+            Op::Compute(_)
+            | Op::Memset(_)
+            | Op::Spin(_)
+            | Op::Io(_)
+            | Op::Loop { .. }
+            | Op::LoopEnd
+            | Op::Exit => {
                 unreachable!("not a system call: {op:?}")
             }
         }

@@ -9,6 +9,10 @@ the file they cite, so that every live number there comes from a kept run and
   slices     schedlab bench slices --json
   policies   schedlab bench policies --json (with or without --sim)
   overhead   schedlab bench overhead --json
+
+Its first line is the file's provenance (when it was written, by which commit and build,
+on what kernel and CPU, by what command), or that it has none: files written before
+schedlab recorded it.
 """
 import json
 import sys
@@ -181,10 +185,21 @@ def overhead(r):
         print(f"note: {n}")
 
 
+def provenance(r):
+    """The report's provenance on one line: date, commit, kernel, build, CPU, command."""
+    p = r.get("provenance")
+    if p is None:
+        return "no provenance: written before schedlab recorded it"
+    return (f"provenance: {p['date']}, commit {p['commit']}, kernel {p['kernel']}, {p['profile']} build, "
+            f"{p['cpu_model']} ({p['cpus']} CPUs): {p['command']}")
+
+
 KINDS = {"validate": validate, "deps": deps, "slices": slices, "policies": policies, "overhead": overhead}
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in KINDS:
         sys.exit(f"usage: {sys.argv[0]} {{{'|'.join(KINDS)}}} FILE")
     with open(sys.argv[2]) as f:
-        KINDS[sys.argv[1]](json.load(f))
+        report = json.load(f)
+    print(provenance(report))
+    KINDS[sys.argv[1]](report)

@@ -304,6 +304,8 @@ fn deps(opts: &DepsOpts) -> Result<()> {
     use schedlab_lab::bench::deps::{run_deps, DepsConfig};
     use schedlab_lab::bench::workers::DEFAULT_SORT_LEN;
 
+    use crate::provenance::{write_json, Provenance};
+
     let mut kinds = Vec::new();
     for k in &opts.ipc {
         if !kinds.contains(k) {
@@ -341,8 +343,7 @@ fn deps(opts: &DepsOpts) -> Result<()> {
 
     let mut out = io::stdout().lock();
     if opts.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        write_json(&mut out, &Provenance::of_this_run(), &report)?;
         return Ok(());
     }
     let ms = |v: f64| duration((v * 1e6).round() as Ns);
@@ -420,6 +421,8 @@ fn deps(opts: &DepsOpts) -> Result<()> {
 fn slices(opts: &SlicesOpts) -> Result<()> {
     use schedlab_lab::bench::slices::{run_slices, Program, SlicesConfig, Zone};
 
+    use crate::provenance::{write_json, Provenance};
+
     let mut programs = Vec::new();
     for p in &opts.programs {
         let p: Program = p.parse()?;
@@ -456,8 +459,7 @@ fn slices(opts: &SlicesOpts) -> Result<()> {
 
     let mut out = io::stdout().lock();
     if opts.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        write_json(&mut out, &Provenance::of_this_run(), &report)?;
         return Ok(());
     }
     let ms = |v: f64| format!("{v:.1}");

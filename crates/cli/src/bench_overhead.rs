@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use schedlab_lab::bench::overhead::{run_overhead, Mode, OverheadConfig};
 
+use crate::provenance::{write_json, Provenance};
 use crate::table::{Align, Table};
 
 const EXAMPLES: &str = "\
@@ -82,7 +83,7 @@ pub fn run(opts: &OverheadOpts) -> Result<()> {
     })?;
     let mut out = io::stdout().lock();
     if opts.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        write_json(&mut out, &Provenance::of_this_run(), &report)?;
         return Ok(());
     }
     writeln!(

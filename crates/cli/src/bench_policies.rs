@@ -16,6 +16,7 @@ use schedlab_lab::papers::{Figure, Series};
 use schedlab_model::{Ns, Policy};
 use serde::Serialize;
 
+use crate::provenance::{write_json, Provenance};
 use crate::table::{Align, Table};
 
 const EXAMPLES: &str = "\
@@ -172,8 +173,7 @@ pub fn run(opts: &PoliciesOpts) -> Result<()> {
 
     let mut out = io::stdout().lock();
     if opts.json {
-        serde_json::to_writer_pretty(&mut out, &Output { live: &report, sim: sim.as_deref() })?;
-        writeln!(out)?;
+        write_json(&mut out, &Provenance::of_this_run(), &Output { live: &report, sim: sim.as_deref() })?;
         return Ok(());
     }
     write_tables(&mut out, &report, sim.as_deref())?;

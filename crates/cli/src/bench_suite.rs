@@ -133,6 +133,8 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
 
     use schedlab_lab::bench::suite::{run_suite, Sizes, SuiteConfig, Workload};
 
+    use crate::provenance::{write_json, Provenance};
+
     let (daemon_config, config_name) = daemon_config(opts.config.as_deref())?;
     let mut workloads: Vec<Workload> = Vec::new();
     for w in if opts.only.is_empty() { Workload::all() } else { opts.only.clone() } {
@@ -191,8 +193,7 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
     }
     let mut out = io::stdout().lock();
     if opts.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        write_json(&mut out, &Provenance::of_this_run(), &report)?;
     } else {
         write_text(&mut out, &report)?;
     }

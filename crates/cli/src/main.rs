@@ -18,6 +18,7 @@ mod monitor;
 mod observe;
 #[cfg(target_os = "linux")]
 mod progress;
+mod provenance;
 mod report;
 mod reproduce;
 mod restore;

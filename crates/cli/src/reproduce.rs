@@ -10,6 +10,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use schedlab_lab::papers::{Experiment, EXPERIMENTS};
 
+use crate::provenance::{write_json, Provenance};
 use crate::report;
 use crate::table::{Align, Table};
 
@@ -17,9 +18,10 @@ use crate::table::{Align, Table};
 ///
 /// Each experiment rebuilds a paper's setup in the simulator (same programs, slices and
 /// parameters) and measures what the paper measured. The results go to DIR/results.json
-/// (an object: experiment name → setup, results by key, the paper's values, what the
-/// paper says its figure showed, and the figures' data) and DIR/report.html (the figures
-/// as SVG, each value next to the paper's). Every run gives the same numbers.
+/// (an object: `provenance` (the build, machine, date and command), then experiment name
+/// → setup, results by key, the paper's values, what the paper says its figure showed,
+/// and the figures' data) and DIR/report.html (the figures as SVG, each value next to
+/// the paper's). Every run gives the same numbers (the provenance's date aside).
 ///
 /// Experiments: pfs_fig1, pfs_fig6, pfs_fig7 (paper 001, PFS); swap_fig2,
 /// swap_client_server, swap_multiserver (paper 004, SWAP); tune_paper003 (paper 003:
@@ -66,17 +68,18 @@ pub fn run(opts: &ReproduceOpts) -> Result<()> {
     bar.finish_and_clear();
 
     let by_name: BTreeMap<&str, &Experiment> = done.iter().map(|e| (e.name.as_str(), e)).collect();
-    let json = serde_json::to_string_pretty(&by_name).context("cannot encode the results")?;
+    // One text, with one provenance, for the file and for --json.
+    let mut json = Vec::new();
+    write_json(&mut json, &Provenance::of_this_run(), &by_name).context("cannot encode the results")?;
     let results = opts.out.join("results.json");
-    fs::write(&results, format!("{json}\n"))
-        .with_context(|| format!("cannot write {}", results.display()))?;
+    fs::write(&results, &json).with_context(|| format!("cannot write {}", results.display()))?;
     let page = report::html(&done).context("cannot draw the report")?;
     let html = opts.out.join("report.html");
     fs::write(&html, page).with_context(|| format!("cannot write {}", html.display()))?;
 
     let mut out = io::stdout().lock();
     if opts.json {
-        writeln!(out, "{json}")?;
+        out.write_all(&json)?;
         return Ok(());
     }
     for e in &done {

@@ -22,6 +22,7 @@ use schedlab_tune::{
 use serde::Serialize;
 
 use crate::human;
+use crate::provenance::{write_json, Provenance};
 use crate::report;
 use crate::table::{Align, Table};
 use crate::tunables::{self, Setting};
@@ -313,7 +314,7 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
     }
     let mut out = io::stdout().lock();
     if opts.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&outcome)?)?;
+        write_json(&mut out, &Provenance::of_this_run(), &outcome)?;
         return Ok(());
     }
     print_outcome(&mut out, &outcome)?;

@@ -12,6 +12,7 @@ use schedlab_lab::bench::boost_tuning::{BoostObjective, DEFAULT_MS, RANGE_MS};
 use schedlab_tune::{debugfs_knobs_writable, golden_section, particle_swarm};
 use serde::Serialize;
 
+use crate::provenance::{write_json, Provenance};
 use crate::tune::{Method, TuneOpts};
 
 /// What `--live` found.
@@ -91,7 +92,7 @@ pub fn run(opts: &TuneOpts) -> Result<()> {
     };
     let mut out = io::stdout().lock();
     if opts.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&outcome)?)?;
+        write_json(&mut out, &Provenance::of_this_run(), &outcome)?;
         return Ok(());
     }
     writeln!(out, "live objective    bench deps over a pipe, 4 hogs per CPU, client's median completion")?;

@@ -155,6 +155,9 @@ pub fn run(_: &ValidateOpts) -> Result<()> {
 #[cfg(target_os = "linux")]
 pub fn run(opts: &ValidateOpts) -> Result<()> {
     use schedlab_lab::validate::pairs::{validate, ValidateConfig};
+
+    use crate::provenance::{write_json, Provenance};
+
     let cfg = ValidateConfig {
         cpus: opts.cpus.unwrap_or_else(crate::simulate::host_cpus),
         reps: opts.reps,
@@ -191,7 +194,7 @@ pub fn run(opts: &ValidateOpts) -> Result<()> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let written = if opts.json {
-        serde_json::to_writer_pretty(&mut out, &report).map_err(io::Error::from).and_then(|()| writeln!(out))
+        write_json(&mut out, &Provenance::of_this_run(), &report)
     } else {
         write_text(&mut out, &report, opts.chart.as_deref())
     };

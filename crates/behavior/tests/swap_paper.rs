@@ -243,6 +243,18 @@ fn multi_server_finds_the_fastest_server() {
         }
         times
     };
-    assert_eq!(iterations(200 * MS), vec![1000 * MS, 200 * MS]);
-    assert_eq!(iterations(20 * MS), vec![1000 * MS, 840 * MS]);
+    // By hand (K = 20; ties go to the provider that reached its confidence first, here
+    // the servers in the order they were listed, the fastest last; each slice is the
+    // rest of the server's quantum T). T = 200 ms: each server runs one quantum and
+    // falls to 19, the fastest last, done at 5 × 200 = 1000 ms; its wake-up at the
+    // quantum's very end gives that unit back and one more (21), so it runs first in
+    // the second iteration: 200 ms.
+    assert_eq!(iterations(200 * MS), vec![5 * 200 * MS, 200 * MS]);
+    // T = 20 ms: rounds of five 20 ms slices, each costing its server a unit, the fastest
+    // last; it needs 10 slices: 10 × 100 = 1000 ms. Its 10 charges take it to 10 and its
+    // wake-up, at the end of the 10th quantum, to 12; the others are at 10. Second
+    // iteration: it runs twice (12 → 10, 40 ms), the four that reached 10 first
+    // run once (→ 9, 80 ms), then it (→ 9, 20 ms; 60 of its 200 ms done), then rounds of
+    // five with it last until its other 140 ms are done (7 × 100 ms): 840 ms.
+    assert_eq!(iterations(20 * MS), vec![10 * 5 * 20 * MS, (40 + 80 + 20 + 7 * 100) * MS]);
 }

@@ -32,31 +32,57 @@ pub fn convergence_figure(title: &str, traces: &[(&str, &Trace)]) -> Figure {
     }
 }
 
-/// Paper 003's comparison in the simulator (the `tune_paper003` experiment of `schedlab
-/// reproduce`): the paper's hackbench on 2 CPUs under CFS at the kernel's defaults, then
-/// tuned by the paper's optimized swarm (20 × 30, w = 0.4365, φp = φg = 3.020) and by
-/// golden section with discovery algorithms 1 and 2 — turnaround and evaluations to the
-/// best. Full budgets: the whole comparison takes well under a second in release mode.
-pub fn paper003() -> Experiment {
+/// Paper 003's comparison, run: the objective every method minimized, and what each
+/// method found on it. [`experiment`] turns it into the report's values and figures.
+pub struct Comparison {
+    /// What was minimized ([`objective`]); its cache holds every candidate evaluated.
+    pub objective: SimObjective,
+    /// The makespan at the kernel's defaults (`objective.defaults()`), in ns.
+    pub default: f64,
+    /// The paper's optimized swarm ([`PsoParams::default`]) over the objective's bounds.
+    pub pso: PsoOutcome,
+    /// Golden section over SchedPeriod with discovery algorithm 1, and what it found.
+    pub golden1: (GoldenOutcome, PeriodSearch),
+    /// Golden section over SchedPeriod with discovery algorithm 2, and what it found.
+    pub golden2: (GoldenOutcome, PeriodSearch),
+}
+
+/// The objective paper 003's methods minimize: the makespan of [`PAPER_WORKLOAD`] on 2
+/// simulated CPUs under CFS, with seed 1. A new one has an empty cache, so it simulates
+/// every candidate afresh (which is how a test re-checks what a search reports).
+pub fn objective() -> SimObjective {
     let workload = workloads::load(PAPER_WORKLOAD).expect("the paper's workload is built in");
-    let objective =
-        SimObjective::new(workload, SimConfig::new(2, FairFlavor::Cfs), vec![1]).expect("a cfs objective");
+    SimObjective::new(workload, SimConfig::new(2, FairFlavor::Cfs), vec![1]).expect("a cfs objective")
+}
+
+/// Runs paper 003's comparison: the paper's hackbench on 2 CPUs under CFS at the kernel's
+/// defaults, then tuned by the paper's optimized swarm (20 × 30, w = 0.4365, φp = φg =
+/// 3.020) and by golden section with discovery algorithms 1 and 2 (default tolerance).
+/// Full budgets: the whole comparison takes well under a second in release mode.
+pub fn comparison() -> Comparison {
+    let objective = objective();
     let (lower, upper) = objective.space().bounds();
     let default = objective.evaluate(&objective.defaults()).expect("the defaults simulate");
     let pso = particle_swarm(&objective, &lower, &upper, &PsoParams::default()).expect("the swarm runs");
-    let g1 = search_period(&objective, 1, None, &mut || {}).expect("golden section 1 runs");
-    let g2 = search_period(&objective, 2, None, &mut || {}).expect("golden section 2 runs");
-    experiment(default, &pso, &g1, &g2)
+    let golden1 = search_period(&objective, 1, None, &mut || {}).expect("golden section 1 runs");
+    let golden2 = search_period(&objective, 2, None, &mut || {}).expect("golden section 2 runs");
+    Comparison { objective, default, pso, golden1, golden2 }
 }
 
-/// The comparison from the default's makespan, the swarm's outcome and each golden
-/// section's outcome with what it found.
-fn experiment(
-    default: f64,
-    pso: &PsoOutcome,
-    (g1, s1): &(GoldenOutcome, PeriodSearch),
-    (g2, s2): &(GoldenOutcome, PeriodSearch),
-) -> Experiment {
+/// Paper 003's comparison in the simulator (the `tune_paper003` experiment of `schedlab
+/// reproduce`): [`comparison`]'s turnaround and evaluations to the best, beside the
+/// paper's.
+pub fn paper003() -> Experiment {
+    experiment(&comparison())
+}
+
+/// The experiment from a run comparison: the default's makespan, the swarm's outcome and
+/// each golden section's outcome with what it found, as values (makespans in µs,
+/// tunables in ms rounded to the µs), the paper's values, and Figures 4, 5 and the
+/// convergence curves.
+pub fn experiment(comparison: &Comparison) -> Experiment {
+    let Comparison { default, pso, golden1: (g1, s1), golden2: (g2, s2), .. } = comparison;
+    let default = *default;
     let mut results = BTreeMap::new();
     let mut put = |k: &str, v: f64| results.insert(k.to_string(), v);
     // The tunables each found, in ms: latency, min_granularity, wakeup_granularity.

@@ -85,9 +85,14 @@ fn the_multi_server_variant_gives_per_iteration_times() {
     let kinds = report["kinds"].as_array().unwrap();
     assert_eq!((kinds.len(), &kinds[0]["kind"]), (1, &serde_json::json!("sem")), "{report}");
     for c in kinds[0]["cells"].as_array().unwrap() {
-        let samples = c["samples_ms"].as_array().unwrap();
+        let samples: Vec<f64> =
+            c["samples_ms"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).collect();
         assert_eq!(samples.len(), 4, "one time per iteration: {c}");
-        assert!(samples.iter().all(|s| s.as_f64().unwrap() >= 0.0), "{c}");
+        // Each iteration is a round of requests served: it takes time, and the cell's
+        // statistics are those of its samples.
+        assert!(samples.iter().all(|&s| s > 0.0), "{c}");
+        let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
+        assert_eq!(c["stats"]["min_ms"].as_f64(), Some(min), "{c}");
     }
     no_worker_left();
 }

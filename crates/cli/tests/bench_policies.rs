@@ -22,7 +22,6 @@ fn bench_policies_of_pi_and_rw_gives_sane_numbers() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: geteuid has no preconditions.
     assert_eq!(unsafe { libc::geteuid() }, 0, "bench policies needs root: its workers run SCHED_FIFO");
-    let start = std::time::Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
         .args(["bench", "policies", "--programs", "pi,rw", "--policies", "other,fifo", "--sizes", "2"])
         .args(["--reps", "1", "--iterations", "200000", "--bytes", "16384", "--cell-limit", "30s", "--json"])
@@ -53,9 +52,11 @@ fn bench_policies_of_pi_and_rw_gives_sane_numbers() {
         assert_eq!(reps.len(), 1, "{c}");
         let m = &reps[0];
         let f = |k: &str| m[k].as_f64().unwrap();
-        // Small work on one CPU: well under the limit; CPU time within what one CPU gives.
-        assert!(f("real_s") > 0.0 && f("real_s") < 10.0, "{c}");
-        assert!(f("user_s") >= 0.0 && f("sys_s") >= 0.0, "{c}");
+        // Work on one CPU (the cell limit, 30 s, guards against a hang): it took CPU time
+        // (the split between user and system time is sampled at ticks, their sum is
+        // exact), and no more than one CPU gives in the time it took.
+        assert!(f("real_s") > 0.0, "{c}");
+        assert!(f("user_s") + f("sys_s") > 0.0, "{c}");
         assert!(f("user_s") + f("sys_s") <= f("real_s") * 1.1 + 0.02, "one CPU: {c}");
         assert!(f("cpu_pct") <= 115.0, "{c}");
         if c["program"] == "rw" {
@@ -66,7 +67,6 @@ fn bench_policies_of_pi_and_rw_gives_sane_numbers() {
         }
         assert_eq!(c["stats"]["real_s"]["mean"].as_f64(), Some(f("real_s")), "{c}");
     }
-    assert!(start.elapsed().as_secs() < 10, "took {:?}", start.elapsed());
     assert!(leftover_workers().is_empty(), "{:?}", leftover_workers());
 }
 

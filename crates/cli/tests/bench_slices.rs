@@ -31,10 +31,12 @@ fn bench_slices_of_the_test_program_completes_with_sane_numbers() {
         let runs: Vec<f64> =
             series["runs_ms"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
         assert_eq!(runs.len(), 2, "{series}");
-        // 3 × (2 ms of CPU + 10 ms asleep) is at least 36 ms; beside one hog, far less
-        // than 10 s.
-        assert!(runs.iter().all(|&t| (36.0..10_000.0).contains(&t)), "{series}");
-        assert_eq!(series["mean_ms"].as_f64().unwrap(), runs[1]);
+        // 3 × (2 ms of CPU + 10 ms asleep) is at least 36 ms (the time limit, 60 s,
+        // guards the other side).
+        assert!(runs.iter().all(|&t| t >= 36.0), "{series}");
+        // The mean leaves the first run out (the daemon learns the program in it): of two
+        // runs, it is the second's time.
+        assert_eq!(series["mean_ms"].as_f64().unwrap(), runs[1], "{series}");
     }
     assert!(p["without"].get("daemon").is_none());
     let d = &p["with_daemon"]["daemon"];
@@ -42,7 +44,8 @@ fn bench_slices_of_the_test_program_completes_with_sane_numbers() {
     assert_eq!(d["slices_set_per_run"].as_array().unwrap().len(), 2, "{d}");
     assert!(d["programs_with_pfs"].as_u64().unwrap() >= 1, "the first run taught a PFS: {d}");
     assert_eq!(d["killed"], false, "{d}");
-    assert!(p["ratio"].as_f64().unwrap() > 0.0);
+    let mean = |series: &str| p[series]["mean_ms"].as_f64().unwrap();
+    assert_eq!(p["ratio"].as_f64(), Some(mean("with_daemon") / mean("without")), "{p}");
     // No worker outlives the run, and the scratch directory is gone.
     let ps = Command::new("ps").args(["-e", "-o", "comm="]).output().expect("ps");
     let left = String::from_utf8_lossy(&ps.stdout);

@@ -3,6 +3,12 @@
 //! this build's `schedlab`. One boot runs `tests/scripts/vm_ext.sh`, which prints one
 //! `key: value` line per fact; each test below asserts one point of it. A VM that cannot
 //! boot fails every test with vm-run.sh's reason.
+//!
+//! These tests check that the scheduler loads, decides and unloads: the kernel names it,
+//! workloads complete under it, its counters show its decisions (a lent turn, an extended
+//! slice), the watchdog ejects it. Whether it makes anything faster is the benchmarks'
+//! question (`bench suite --enforcer sched-ext`, `bench deps`, `bench slices` in the VM),
+//! never asserted here: a TCG VM's speed varies ±20 % between runs.
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -128,26 +134,6 @@ fn hackbench_and_the_six_ipc_kinds_complete_under_it() {
     assert_eq!(fact("deps-kinds"), "flock msg pipe sem sig sock");
 }
 
-/// The median of the numbers of a fact ("0.31 0.30 0.33").
-fn median_of(key: &str) -> f64 {
-    let text = fact(key);
-    let mut values: Vec<f64> =
-        text.split_whitespace().map(|v| v.parse().unwrap_or_else(|_| panic!("{key}: {text:?}"))).collect();
-    assert!(!values.is_empty(), "{key}: no values");
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// A synchronous waking (a pipe write) does not preempt: when it did, each receiver
-/// hackbench's senders woke preempted a sender at once, and the two swapped at every
-/// message (a run took 3-4 x as long as on bare Linux, where it takes about 0.65 x
-/// now).
-#[test]
-fn hackbench_is_not_slower_under_it_than_on_bare_linux() {
-    let (bare, ext) = (median_of("hackbench-bare-s"), median_of("hackbench-ext-s"));
-    assert!(ext <= bare, "hackbench's median time under the scheduler {ext} s, bare {bare} s");
-}
-
 #[test]
 fn unloading_returns_every_task_to_the_fair_class() {
     assert_eq!(fact("ext-rc"), "0", "ext run: {}", fact("ext-log"));
@@ -208,20 +194,12 @@ fn a_requesters_provider_runs_in_its_turn() {
         let count = |key: &str| counters[key].as_u64().unwrap_or_else(|| panic!("{name}: no {key}: {kind}"));
         assert!(count("lends") > 0, "{name}: the server was never given its client's turn: {counters}");
         assert!(count("handoffs") > 0, "{name}: the client never handed its CPU to the server: {counters}");
-        let median = |scenario: &str| cell(scenario)["stats"]["median_ms"].as_f64().expect("a median");
-        let (loaded, daemon) = (median("loaded"), median("daemon"));
-        // Measured: 0.44 with the debug build this test runs (its daemon costs more
-        // CPU beside the 60 ms sort), 0.22 with the release build and a 1500-integer sort.
-        assert!(
-            daemon < 0.7 * loaded,
-            "{name}: the round trip took {daemon:.1} ms with the daemon, {loaded:.1} ms without"
-        );
     }
 }
 
-/// One burst length of the PFS run: (involuntary switches, extensions) per run, without
-/// the daemon's slices and with them, and the ratio of the mean times.
-fn pfs(work_ms: f64) -> (Vec<u64>, Vec<u64>, Vec<u64>, f64) {
+/// One burst length of the PFS run: involuntary switches per run without the daemon's
+/// slices and with them, and the slices extended per run.
+fn pfs(work_ms: f64) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
     assert_eq!(fact("pfs-rc"), "0", "bench slices: {}", fact("pfs-log"));
     let report: serde_json::Value = serde_json::from_str(&fact("pfs-json")).expect("the report is JSON");
     let program = report["programs"]
@@ -235,7 +213,6 @@ fn pfs(work_ms: f64) -> (Vec<u64>, Vec<u64>, Vec<u64>, f64) {
         numbers(&program["without"]["involuntary_per_run"]),
         numbers(&program["with_daemon"]["involuntary_per_run"]),
         numbers(&program["with_daemon"]["daemon"]["extensions_per_run"]),
-        program["ratio"].as_f64().expect("a ratio"),
     )
 }
 
@@ -243,17 +220,17 @@ fn pfs(work_ms: f64) -> (Vec<u64>, Vec<u64>, Vec<u64>, f64) {
 fn pfs_delays_the_switch_exactly_where_the_burst_ends_within_t_m() {
     // 125 ms against 100 ms slices, T_m 40: once the daemon knows the flow (runs 2..),
     // the scheduler keeps the program on at its slice's end instead of switching to the
-    // hog; fewer switches are forced on it, and it finishes sooner.
-    let (without, with, extended, ratio) = pfs(125.0);
+    // hog, so fewer switches are forced on it. (Whether it finishes sooner is `bench
+    // slices`'s question.)
+    let (without, with, extended) = pfs(125.0);
     assert!(extended[1..].iter().all(|&e| e > 0), "no slice extended in runs 2..: {extended:?}");
     let forced = |v: &[u64]| v[1..].iter().sum::<u64>();
     assert!(forced(&with) < forced(&without), "switches forced: {without:?} without, {with:?} with");
-    assert!(ratio < 1.0, "125 ms bursts took {ratio:.3} × as long with PFS");
     // 150 ms: 50 ms past the slice, beyond T_m: the switch happens as without. (The
     // extension counter is the scheduler's, over every task: another program the
     // daemon follows may be extended meanwhile, so the program's own forced switches
     // tell.)
-    let (without, with, _, _) = pfs(150.0);
+    let (without, with, _) = pfs(150.0);
     assert!(
         forced(&with) * 4 >= forced(&without) * 3,
         "150 ms bursts were switched less: {without:?} without, {with:?} with"

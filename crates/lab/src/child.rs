@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
 use std::process::{ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -114,10 +115,20 @@ impl ChildGroup {
     }
 
     /// Starts `program args` ([`ChildGroup::start`], called `program`) reading nothing,
-    /// its standard output and error sent to `out` (a file) or nowhere.
-    pub(crate) fn spawn(program: &str, args: &[String], out: Option<File>) -> Result<ChildGroup> {
+    /// its standard output and error sent to `out` (a file) or nowhere; with `cgroup` (a
+    /// cgroup's directory, v1 or v2), it joins that cgroup before its exec, so that none of
+    /// its threads ever runs elsewhere.
+    pub(crate) fn spawn(
+        program: &str,
+        args: &[String],
+        out: Option<File>,
+        cgroup: Option<&Path>,
+    ) -> Result<ChildGroup> {
         let mut cmd = Command::new(program);
         cmd.args(args).stdin(Stdio::null());
+        if let Some(dir) = cgroup {
+            join_cgroup_at_exec(&mut cmd, dir)?;
+        }
         match out {
             Some(f) => {
                 let err = f.try_clone().ctx(|| "cannot duplicate a file".into())?;
@@ -407,6 +418,32 @@ impl Lines {
     }
 }
 
+/// Makes `cmd` join the cgroup whose directory is `dir` (its `cgroup.procs`: the whole
+/// process, in cgroup v1 and v2 alike) between its fork and its exec.
+fn join_cgroup_at_exec(cmd: &mut Command, dir: &Path) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let procs = dir.join("cgroup.procs");
+    let path = std::ffi::CString::new(procs.as_os_str().as_bytes()).map_err(|_| {
+        BenchError::io(format!("{} holds a NUL byte", procs.display()), io::ErrorKind::InvalidInput.into())
+    })?;
+    // SAFETY: the closure only makes async-signal-safe calls (open, write, close) on a
+    // path prepared before the fork; "0" names the writing process itself.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fd = cvt(libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC))?;
+            let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+            let err = io::Error::last_os_error();
+            libc::close(fd);
+            if written == 1 {
+                Ok(())
+            } else {
+                Err(err)
+            }
+        });
+    }
+    Ok(())
+}
+
 /// Makes `cmd` (for [`ChildGroup::start`]) get `death_signal` when the spawning thread
 /// dies, and inherit `fds`; SIGUSR1 and SIGUSR2 start blocked (the `sig` kind waits for
 /// them), SIGINT and SIGTERM with their default action; `nice` is set before the exec.
@@ -455,7 +492,7 @@ mod tests {
 
     #[test]
     fn a_child_is_reaped_with_its_usage() {
-        let mut c = ChildGroup::spawn("sh", &["-c".into(), "exit 3".into()], None).unwrap();
+        let mut c = ChildGroup::spawn("sh", &["-c".into(), "exit 3".into()], None, None).unwrap();
         let exit = c.wait_within(Duration::from_secs(10), Duration::from_millis(1), "test", || {}).unwrap();
         assert!(!exit.success());
         assert_eq!(exit.describe(), "exited with status 3");
@@ -463,7 +500,7 @@ mod tests {
 
     #[test]
     fn a_child_past_its_limit_is_killed() {
-        let mut c = ChildGroup::spawn("sleep", &["30".into()], None).unwrap();
+        let mut c = ChildGroup::spawn("sleep", &["30".into()], None, None).unwrap();
         let t = Instant::now();
         let e =
             c.wait_within(Duration::from_millis(100), Duration::from_millis(5), "test", || {}).unwrap_err();
@@ -513,7 +550,7 @@ mod tests {
 
     #[test]
     fn a_missing_program_says_so() {
-        let e = ChildGroup::spawn("schedlab-no-such-program", &[], None).err().unwrap();
+        let e = ChildGroup::spawn("schedlab-no-such-program", &[], None, None).err().unwrap();
         assert!(e.to_string().contains("is it installed"), "{e}");
     }
 }

@@ -24,11 +24,17 @@
 //! The real runs take turns (one at a time) so that they do not compete for the CPUs.
 //!
 //! **Task groups.** rt-app 1.0 ignores `taskgroup` (a key of rt-app ≥ 1.1), so the tests
-//! of group scheduling make the cgroups themselves (cgroup v1's `cpu` controller, mounted
-//! at /sys/fs/cgroup/cpu on this machine) and start one rt-app process in each; every
+//! of group scheduling make the cgroups themselves, in the hierarchy of this machine's
+//! `cpu` controller (read from its mounts: cgroup v1's `cpu.shares`, as on this project's
+//! hybrid machines, or v2's `cpu.weight`), and start one rt-app process in each; every
 //! cgroup they make is removed when the test ends, passes or fails. They compare each
 //! thread's share of the CPU time the test's threads got together, which other tasks on
 //! the CPU (in other groups) do not change.
+//!
+//! **The host is read, not assumed**: rt-app's version (the simulator's reference is
+//! 1.0: a file means what 1.0 makes of it), the kernel's RT throttling and fair server
+//! (the real-time hog test's answer by hand is for the kernel's defaults), the `cpu`
+//! controller. A host that differs fails the test that depends on it, saying how.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -36,7 +42,8 @@ use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::Duration;
 
 use schedlab_lab::validate::calibrate;
-use schedlab_lab::validate::rtapp::{calibrate_loop, run, run_logs, RtAppRun, ThreadLog};
+use schedlab_lab::validate::rtapp::{calibrate_loop, run, run_in_cgroup, run_logs, RtAppRun, ThreadLog};
+use schedlab_live::host::{self, CpuController};
 use schedlab_sim::workloads::rtapp;
 use schedlab_sim::{FairFlavor, Report, SimConfig};
 
@@ -61,6 +68,13 @@ fn require_rt_app() {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
     let euid = status.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|l| l.split_whitespace().nth(1));
     assert_eq!(euid, Some("0"), "these tests run rt-app's SCHED_FIFO threads, which needs root");
+    let version = schedlab_lab::validate::rtapp::installed_version();
+    assert_eq!(
+        version,
+        Some((1, 0)),
+        "the simulator reads rt-app files as rt-app 1.0 (Debian 12's) runs them; this machine's rt-app is {version:?} \
+         (dpkg-query -W rt-app)"
+    );
 }
 
 /// A file run both ways.
@@ -422,6 +436,19 @@ fn a_fifo_hog_leaves_a_fair_hog_what_the_fair_server_gives_it() {
         "rt": {"policy": "SCHED_FIFO", "priority": 10, "cpus": [1], "loop": 1,
                "phases": {"go": {"barrier": "go"}, "wait": {"sleep": 10000}, "spin": {"runtime": 3000000}}}}}"#;
     require_rt_app();
+    // The answer by hand is for the kernel's defaults, which the simulator's are too.
+    let throttling = host::rt_throttling().expect("read sched_rt_runtime_us and sched_rt_period_us");
+    assert_eq!(
+        throttling,
+        (Some(950_000_000), 1_000_000_000),
+        "the answer by hand is for RT throttling of 950 ms per 1 s; this kernel's is {throttling:?} (ns)"
+    );
+    let server = host::fair_server();
+    assert!(
+        server.as_ref().is_some_and(|s| (s.runtime_ns, s.period_ns) == (50_000_000, 1_000_000_000)),
+        "the answer by hand is for Linux ≥ 6.12's deferred fair server of 50 ms per 1 s; this kernel ({}) has {server:?}",
+        schedlab_ext::kernel::release()
+    );
     let w = rtapp::parse(doc, "hogs.json").unwrap_or_else(|e| panic!("{e}"));
     let sim = schedlab_sim::simulate(&w, &SimConfig::new(CPUS, FairFlavor::Eevdf), None).unwrap();
     let rate = ns_per_loop();
@@ -452,13 +479,17 @@ fn a_fifo_hog_leaves_a_fair_hog_what_the_fair_server_gives_it() {
     }
 }
 
-/// cgroup v1's `cpu` controller on this machine.
-const CPU_CGROUPS: &str = "/sys/fs/cgroup/cpu";
+/// This machine's `cpu` controller (cgroup v1, v2 or a hybrid of both), read from its
+/// mounts: the group tests fail with the reason where there is none.
+fn cpu_controller() -> CpuController {
+    host::cpu_controller().unwrap_or_else(|e| panic!("these tests put rt-app in cpu cgroups: {e}"))
+}
 
-/// Cgroups this test makes under [`CPU_CGROUPS`], in `schedlab-test-<pid>-<n>`: removed when
-/// dropped (a test that fails too), their tasks moved back to the root cgroup first. A
-/// run killed before that leaves its directory, which the next run removes.
+/// Cgroups this test makes in the `cpu` hierarchy, in `schedlab-test-<pid>-<n>`: removed
+/// when dropped (a test that fails too), their processes moved back to the root cgroup
+/// first. A run killed before that leaves its directory, which the next run removes.
 struct TestCgroups {
+    controller: CpuController,
     top: PathBuf,
     /// Each made, parents first.
     made: Vec<PathBuf>,
@@ -466,34 +497,49 @@ struct TestCgroups {
 
 impl TestCgroups {
     fn new() -> TestCgroups {
-        let root = Path::new(CPU_CGROUPS);
-        assert!(
-            root.join("cpu.shares").is_file(),
-            "no cgroup v1 cpu controller at {CPU_CGROUPS}: these tests put rt-app in cpu cgroups"
-        );
+        let controller = cpu_controller();
+        let root = controller.mount_point().to_path_buf();
+        if let CpuController::V2(_) = controller {
+            let delegated = std::fs::read_to_string(root.join("cgroup.subtree_control")).unwrap_or_default();
+            assert!(
+                delegated.split_whitespace().any(|c| c == "cpu"),
+                "the cgroup v2 root {} does not give its children the cpu controller \
+                 (cgroup.subtree_control: {delegated:?}): these tests weigh groups with cpu.weight",
+                root.display()
+            );
+        }
         // Leftovers of runs that were killed: their process is gone.
-        for entry in std::fs::read_dir(root).expect("read the cpu cgroups").flatten() {
+        for entry in std::fs::read_dir(&root).expect("read the cpu cgroups").flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             let owner =
                 name.strip_prefix("schedlab-test-").and_then(|p| p.split('-').next()?.parse::<u32>().ok());
             if owner.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
-                drop(TestCgroups { made: walk(&entry.path()), top: entry.path() });
+                drop(TestCgroups {
+                    controller: controller.clone(),
+                    made: walk(&entry.path()),
+                    top: entry.path(),
+                });
             }
         }
         // Tests run in parallel in one process: each gets its own.
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let top = root.join(format!("schedlab-test-{}-{n}", std::process::id()));
-        let mut cg = TestCgroups { top: top.clone(), made: Vec::new() };
+        let mut cg = TestCgroups { controller, top: top.clone(), made: Vec::new() };
         cg.make(&top);
+        if let CpuController::V2(_) = cg.controller {
+            std::fs::write(top.join("cgroup.subtree_control"), "+cpu").expect("give the test's groups cpu");
+        }
         cg
     }
 
-    /// Makes the cgroup `name` (inside the test's) with `cpu.shares` `shares`.
+    /// Makes the cgroup `name` (inside the test's) weighing `shares` (cgroup v1's unit:
+    /// 1024 is the default; `cpu.weight` in v2).
     fn group(&mut self, name: &str, shares: u64) -> PathBuf {
         let dir = self.top.join(name);
         self.make(&dir);
-        std::fs::write(dir.join("cpu.shares"), shares.to_string()).expect("set cpu.shares");
+        let (file, value) = self.controller.weight(shares);
+        std::fs::write(dir.join(file), value.to_string()).unwrap_or_else(|e| panic!("set {file}: {e}"));
         dir
     }
 
@@ -516,11 +562,12 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 impl Drop for TestCgroups {
     fn drop(&mut self) {
+        let root = self.controller.mount_point().join("cgroup.procs");
         for dir in self.made.iter().rev() {
-            // Threads still there (a run cut short) go back to the root cgroup.
-            let tasks = std::fs::read_to_string(dir.join("tasks")).unwrap_or_default();
-            for tid in tasks.split_whitespace() {
-                let _ = std::fs::write(Path::new(CPU_CGROUPS).join("tasks"), tid);
+            // Processes still there (a run cut short) go back to the root cgroup.
+            let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+            for pid in procs.split_whitespace() {
+                let _ = std::fs::write(&root, pid);
             }
             for _ in 0..50 {
                 if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
@@ -535,9 +582,8 @@ impl Drop for TestCgroups {
     }
 }
 
-/// Runs each `(doc, cgroup)` as one rt-app process in its cgroup, all at once: each from
-/// a thread of this test that joins the cgroup (cgroup v1 places threads, and a child
-/// starts in its parent thread's) and leaves it when rt-app is done.
+/// Runs each `(doc, cgroup)` as one rt-app process in its cgroup (joined before rt-app's
+/// exec, so every thread it makes starts there), all at once.
 fn run_in_cgroups(runs: &[(&str, &Path)]) -> Vec<RtAppRun> {
     require_rt_app();
     let rate = ns_per_loop();
@@ -553,11 +599,8 @@ fn run_in_cgroups(runs: &[(&str, &Path)]) -> Vec<RtAppRun> {
                     let file =
                         std::env::temp_dir().join(format!("schedlab-cgroup-{}-{i}.json", std::process::id()));
                     std::fs::write(&file, doc).expect("write the rt-app file");
-                    let tid = unsafe { libc::gettid() };
-                    std::fs::write(cgroup.join("tasks"), tid.to_string()).expect("join the cgroup");
                     start.wait();
-                    let real = run(&file, rate, LIMIT);
-                    let _ = std::fs::write(Path::new(CPU_CGROUPS).join("tasks"), tid.to_string());
+                    let real = run_in_cgroup(&file, rate, LIMIT, cgroup);
                     let _ = std::fs::remove_file(&file);
                     real.unwrap_or_else(|e| panic!("rt-app: {e}"))
                 })

@@ -1,7 +1,10 @@
 //! The expiry clock on the real kernel: a raise whose lease runs out is undone by the
-//! clock's own thread, with nothing else turning (no event loop here at all); a renewed
-//! lease holds; an ended one is left to its owner. Needs root (raising nice); fails with
-//! the reason otherwise.
+//! clock's own thread, with nothing else turning (no event loop here at all), never
+//! before its lease ends; a renewed lease holds; an ended one is left to its owner. Needs
+//! root (raising nice); fails with the reason otherwise.
+//!
+//! How soon after its lease a raise ends is the clock thread's wake-up latency, which a
+//! loaded machine stretches: it is printed, and bounded only by a hang guard.
 #![cfg(target_os = "linux")]
 
 use std::process::{Child, Command};
@@ -26,16 +29,29 @@ impl Drop for Sleeper {
 
 const MS: u64 = 1_000_000;
 
-/// Polls `cond` every millisecond for up to `within`; how long it took to hold.
-fn holds_within(within: Duration, cond: impl Fn() -> bool) -> Option<Duration> {
+/// How long a lease's end may take before the test calls the clock hung.
+const HANG: Duration = Duration::from_secs(30);
+
+/// Polls `raised` every millisecond until it turns false; asserts that it never does
+/// before `lease_end` (the monotonic clock, ns): a read that shows the raise gone and
+/// finished before the lease ended is an early end. Returns how long after the lease
+/// end it was seen gone.
+fn ends_after(lease_end: u64, what: &str, raised: impl Fn() -> bool) -> Duration {
     let start = Instant::now();
-    while start.elapsed() < within {
-        if cond() {
-            return Some(start.elapsed());
+    loop {
+        let still = raised();
+        let read_by = monotonic_ns();
+        if !still {
+            assert!(
+                read_by >= lease_end,
+                "{what} ended {} µs before its lease",
+                (lease_end - read_by) / 1_000
+            );
+            return Duration::from_nanos(read_by - lease_end);
         }
+        assert!(start.elapsed() < HANG, "{what} still raised {HANG:?} after the test began waiting");
         std::thread::sleep(Duration::from_millis(1));
     }
-    None
 }
 
 #[test]
@@ -59,14 +75,14 @@ fn a_raise_ends_when_its_lease_runs_out_whatever_the_loop_does() {
     }
     assert!(handles.iter().all(|h| nice(h) == -20));
     // The second is renewed, the third ended by its owner (who then owns its undoing).
-    expiry.renew(RaiseId(1), start + 300 * MS);
+    let renewed = start + 300 * MS;
+    expiry.renew(RaiseId(1), renewed);
     expiry.end(RaiseId(2));
 
-    let took = holds_within(Duration::from_secs(2), || nice(&handles[0]) == 0)
-        .expect("the first raise ended by the clock");
-    assert!(took < Duration::from_millis(150), "ended {took:?} after, for a lease of 50 ms");
-    assert_eq!(nice(&handles[1]), -20, "renewed: still raised");
-    holds_within(Duration::from_secs(2), || nice(&handles[1]) == 0).expect("the renewed raise ended too");
+    let late = ends_after(start + 50 * MS, "the first raise", || nice(&handles[0]) != 0);
+    eprintln!("the first raise ended {late:?} after its lease of 50 ms");
+    let late = ends_after(renewed, "the renewed raise", || nice(&handles[1]) != 0);
+    eprintln!("the renewed raise ended {late:?} after its lease of 300 ms");
     assert_eq!(nice(&handles[2]), -20, "ended by its owner: the clock leaves it");
     assert_eq!(expiry.expired(), 2);
     act.restore_all().unwrap();

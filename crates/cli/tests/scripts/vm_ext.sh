@@ -10,18 +10,13 @@ wait_state() {
 ext_tasks() { grep -l 'ext.enabled *: *1' /proc/[0-9]*/sched 2>/dev/null | wc -l; }
 all_tasks() { ls -d /proc/[0-9]*/sched | wc -l; }
 
-# hackbench's own time over pipes, 5 groups of 20 senders and 20 receivers.
-hackbench_time() { /files/hackbench -p -g 5 -l 100 2>&1 | sed -n 's/^Time: *//p'; }
-
 echo "state-before: $(state)"
-echo "hackbench-bare-s: $(hackbench_time) $(hackbench_time) $(hackbench_time)"
 schedlab ext run --interval-ms 600000 > /tmp/ext.log 2>&1 &
 ext=$!
 wait_state enabled
 echo "state-loaded: $(state)"
 echo "ops: $(cat /sys/kernel/sched_ext/root/ops)"
 echo "ext-tasks-loaded: $(ext_tasks) of $(all_tasks)"
-echo "hackbench-ext-s: $(hackbench_time) $(hackbench_time) $(hackbench_time)"
 /files/hackbench -g 2 -f 10 -l 50 > /tmp/hackbench.log 2>&1
 echo "hackbench-rc: $?"
 schedlab bench deps --load 2 --iterations 2 --warmup 1 --no-reference --sort-len 400 --time-limit 300s --json > /tmp/deps.json 2>/tmp/deps.err

@@ -523,20 +523,25 @@ fn client(spec: &WorkerSpec) -> Result<()> {
 
 fn pfs_test(spec: &WorkerSpec) -> Result<()> {
     say("ready")?;
-    let mut x = 0u64;
     for _ in 0..spec.loops {
-        // Work A: count until this thread has run `work_ns` more.
-        let until = thread_cpu_ns() + spec.work_ns;
-        while thread_cpu_ns() < until {
-            for _ in 0..1000 {
-                x = black_box(x + 1);
-            }
-        }
-        // Work B.
+        // Work A, then work B.
+        spin_cpu(spec.work_ns);
         std::thread::sleep(Duration::from_nanos(spec.sleep_ns));
     }
-    black_box(x);
     say("done")
+}
+
+/// Counts until this thread has run `ns` more nanoseconds of CPU time (the PFS test
+/// program's burst: CPU time, however long the thread waits for the CPU meanwhile).
+fn spin_cpu(ns: u64) {
+    let until = thread_cpu_ns() + ns;
+    let mut x = 0u64;
+    while thread_cpu_ns() < until {
+        for _ in 0..1000 {
+            x = black_box(x + 1);
+        }
+    }
+    black_box(x);
 }
 
 /// CLOCK_THREAD_CPUTIME_ID (the CPU time of the calling thread) in nanoseconds.
@@ -675,12 +680,17 @@ mod tests {
         assert_eq!(parsed.map(|s| (s.work_ns, s.loops, s.sleep_ns)), Ok((500_000, 3, 0)));
         assert!(WorkerSpec::from_args(&["pfs-test".into(), "--work-ms".into(), "-1".into()]).is_err());
         assert_eq!(Role::PfsTest.comm(), "sl-pfs-test");
-        let before = thread_cpu_ns();
-        let mut x = 0u64;
-        while thread_cpu_ns() < before + 1_000_000 {
-            x = black_box(x + 1);
-        }
-        assert!(x > 0);
+    }
+
+    #[test]
+    fn a_burst_is_the_cpu_time_it_is_given() {
+        // 5 ms of this thread's CPU time, however long that takes on a loaded machine: at
+        // least 5 ms of its CPU clock, and at least as much wall time.
+        let (cpu, wall) = (thread_cpu_ns(), std::time::Instant::now());
+        spin_cpu(5_000_000);
+        let (cpu, wall) = (thread_cpu_ns() - cpu, wall.elapsed().as_nanos() as u64);
+        assert!(cpu >= 5_000_000, "{cpu} ns of CPU time");
+        assert!(wall >= cpu, "{wall} ns of wall time for {cpu} of CPU time");
     }
 
     #[test]

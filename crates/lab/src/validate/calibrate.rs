@@ -53,7 +53,7 @@ use serde::Serialize;
 use super::fit::median;
 use super::forker;
 use super::{Result, ValidateError};
-use crate::bench::workers::allowed_cpus;
+use crate::bench::workers::{allowed_cpus, thread_cpu_ns};
 
 /// The measured costs, in nanoseconds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -237,15 +237,6 @@ fn pin(cpu: usize) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The calling thread's CPU time, in nanoseconds.
-pub(super) fn thread_cpu_ns() -> u64 {
-    // SAFETY: an all-zero timespec is valid; the call writes only it.
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    // SAFETY: ts is valid for writes.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Nanoseconds of CPU time per `getppid()`.

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use crate::bench::workers::{pin_to, say, Role, WorkerSpec};
 use crate::bench::{Context, OutputProblem};
 
-use super::calibrate::thread_cpu_ns;
 use super::{Result, ValidateError};
+use crate::bench::workers::thread_cpu_ns;
 
 /// One child: the parent's CPU time in `fork()`, and the child's whole CPU time (from
 /// `wait4`'s usage).

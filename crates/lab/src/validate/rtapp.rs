@@ -96,8 +96,15 @@ pub fn calibrate_loop(reps: u32, limit: Duration) -> Result<f64> {
     let mut rates = Vec::new();
     for _ in 0..reps.max(1) {
         let dir = crate::bench::scratch_dir("validate-rtapp-cal")?;
-        let (exit, _) =
-            launch(&doc.to_string(), GUESS_NS_PER_LOOP as f64, &dir, "calibration", limit, &mut |_| {})?;
+        let (exit, _) = launch(
+            &doc.to_string(),
+            GUESS_NS_PER_LOOP as f64,
+            &dir,
+            "calibration",
+            limit,
+            None,
+            &mut |_| {},
+        )?;
         let loops: u64 = log_rows(dir.path())?.iter().map(|r| r.perf).sum();
         if loops == 0 {
             return Err(ValidateError::output("rt-app's calibration run", OutputProblem::NoLoops));
@@ -207,11 +214,22 @@ fn rewrite(text: &str, extra: &str, factor: f64) -> String {
 /// Runs the rt-app file `file` with `ns_per_loop` (from [`calibrate_loop`]), killed past
 /// `limit`.
 pub fn run(file: &Path, ns_per_loop: f64, limit: Duration) -> Result<RtAppRun> {
+    run_in(file, ns_per_loop, limit, None)
+}
+
+/// [`run`] with rt-app in the cgroup whose directory is `cgroup` (cgroup v1 or v2) from
+/// its exec on: every thread it makes starts there.
+pub fn run_in_cgroup(file: &Path, ns_per_loop: f64, limit: Duration, cgroup: &Path) -> Result<RtAppRun> {
+    run_in(file, ns_per_loop, limit, Some(cgroup))
+}
+
+fn run_in(file: &Path, ns_per_loop: f64, limit: Duration, cgroup: Option<&Path>) -> Result<RtAppRun> {
     let text = fs::read_to_string(file)
         .map_err(|e| ValidateError::io(format!("cannot read {}", file.display()), e))?;
     let dir = crate::bench::scratch_dir("validate-rtapp")?;
     let mut samples: BTreeMap<i32, (String, Sample)> = BTreeMap::new();
-    let (exit, pid) = launch(&text, ns_per_loop, &dir, &file.display().to_string(), limit, &mut |pid| {
+    let what = file.display().to_string();
+    let (exit, pid) = launch(&text, ns_per_loop, &dir, &what, limit, cgroup, &mut |pid| {
         for (tid, comm, s) in sample_threads(pid) {
             samples.insert(tid, (comm, s));
         }
@@ -275,7 +293,7 @@ impl ThreadLog {
 /// by `global.duration` does not log the iteration it was in.
 pub fn run_logs(doc: &str, ns_per_loop: f64, limit: Duration) -> Result<Vec<ThreadLog>> {
     let dir = crate::bench::scratch_dir("rtapp-logs")?;
-    launch(doc, ns_per_loop, &dir, "rt-app document", limit, &mut |_| {})?;
+    launch(doc, ns_per_loop, &dir, "rt-app document", limit, None, &mut |_| {})?;
     let entries = fs::read_dir(dir.path())
         .map_err(|e| ValidateError::io(format!("cannot list {}", dir.path().display()), e))?;
     let mut logs = Vec::new();
@@ -295,13 +313,15 @@ pub fn run_logs(doc: &str, ns_per_loop: f64, limit: Duration) -> Result<Vec<Thre
 }
 
 /// Writes `doc` with its calibration and log directory set into `dir`, runs rt-app on
-/// it calling `each(pid)` every 5 ms, and checks that it succeeded.
+/// it (in `cgroup`, if given) calling `each(pid)` every 5 ms, and checks that it
+/// succeeded.
 fn launch(
     text: &str,
     ns_per_loop: f64,
     dir: &tempfile::TempDir,
     what: &str,
     limit: Duration,
+    cgroup: Option<&Path>,
     each: &mut dyn FnMut(i32),
 ) -> Result<(Exit, i32)> {
     let doc: Value =
@@ -319,7 +339,7 @@ fn launch(
         .map_err(|e| ValidateError::io(format!("cannot write {}", path.display()), e))?;
     let mut out = tempfile("rtapp")?;
     let file = out.try_clone().map_err(|e| ValidateError::io("cannot duplicate a file", e))?;
-    let mut child = ChildGroup::spawn("rt-app", &[path.display().to_string()], Some(file))?;
+    let mut child = ChildGroup::spawn("rt-app", &[path.display().to_string()], Some(file), cgroup)?;
     let pid = child.pid();
     let running = format!("rt-app {what}");
     let exit = child.wait_within(limit, Duration::from_millis(5), &running, || each(pid))?;
@@ -331,6 +351,21 @@ fn launch(
         return Err(child.error(&running, ChildProblem::ExitedSaying { exit, output: tail.join(" | ") }));
     }
     Ok((exit, pid))
+}
+
+/// The version of the rt-app installed here, as its Debian package names it (rt-app
+/// prints none): `(1, 0)` for `1.0-1`. `None` without dpkg or the package.
+pub fn installed_version() -> Option<(u32, u32)> {
+    let out =
+        std::process::Command::new("dpkg-query").args(["-W", "-f=${Version}", "rt-app"]).output().ok()?;
+    out.status.success().then(|| debian_version(&String::from_utf8_lossy(&out.stdout))).flatten()
+}
+
+/// The upstream major and minor of a Debian version (`[epoch:]upstream[-revision]`).
+fn debian_version(v: &str) -> Option<(u32, u32)> {
+    let upstream = v.trim().rsplit_once(':').map_or(v.trim(), |(_, u)| u);
+    let mut parts = upstream.split(|c: char| !c.is_ascii_digit());
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
 /// One thread's counters.
@@ -412,6 +447,13 @@ fn parse_log(text: &str) -> Vec<LogRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debian_versions_give_the_upstream_release() {
+        assert_eq!(debian_version("1.0-1"), Some((1, 0)));
+        assert_eq!(debian_version("1:1.1.2-3\n"), Some((1, 1)));
+        assert_eq!(debian_version(""), None);
+    }
 
     #[test]
     fn log_lines_are_read() {

@@ -47,8 +47,19 @@ use schedlab_live::host::{self, CpuController};
 use schedlab_sim::workloads::rtapp;
 use schedlab_sim::{FairFlavor, Report, SimConfig};
 
-/// The machine's two CPUs, as the simulator sees them.
-const CPUS: u32 = 2;
+/// The CPUs rt-app's threads may run on (this test's own, which they inherit), as many as
+/// the simulator is given: CPUs 0 and 1 (the files pin threads to them), and any more this
+/// test may use. A test run with fewer (`taskset -c 0`) fails with the reason.
+fn cpus() -> u32 {
+    let allowed = schedlab_live::settings::get_affinity(schedlab_model::Pid(0)).expect("this test's CPUs");
+    let n = allowed.cpus().len();
+    assert!(
+        allowed.cpus().iter().copied().eq(0..n) && n >= 2,
+        "these tests pin rt-app's threads to CPUs 0 and 1 and simulate the CPUs they may use, 0 to n-1; \
+         this test may use {allowed}"
+    );
+    n as u32
+}
 const LIMIT: Duration = Duration::from_secs(10);
 
 /// One real run at a time.
@@ -209,7 +220,7 @@ fn a_task_without_phases_runs_until_the_duration() {
     // Issue 14's file: three times in the simulator before, until killed by rt-app 1.0.
     let b = Both::run(
         r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 3, "run": 1000, "sleep": 100000}}}"#,
-        CPUS,
+        cpus(),
     );
     let t = &b.sim.tasks[0];
     assert!(!t.exited, "the simulated task must still run at the duration");
@@ -232,7 +243,7 @@ fn timers_start_with_the_task_and_count_from_its_delay() {
             r#""first": {"cpus": [0], "loop": 1, "phases": {"p": {"loop": 3, "runtime": 10000, "timer": {"ref": "unique", "period": 30000}}}},
                "del": {"cpus": [1], "delay": 100000, "loop": 1, "phases": {"p": {"loop": 2, "runtime": 1000, "timer": {"ref": "unique", "period": 50000}}}}"#,
         ),
-        CPUS,
+        cpus(),
     );
     b.same("first-0", 90.0);
     b.same("del-1", 100.0);
@@ -247,7 +258,7 @@ fn a_late_timer_restarts_if_relative_and_keeps_its_phase_if_absolute() {
                "abs": {"cpus": [1], "loop": 1, "phases": {"a": {"runtime": 40000, "timer": {"ref": "uniqueA", "period": 30000, "mode": "absolute"}},
                        "b": {"loop": 3, "runtime": 5000, "timer": {"ref": "uniqueA", "period": 30000}}}}"#,
         ),
-        CPUS,
+        cpus(),
     );
     b.same("rel-0", 130.0);
     b.same("abs-1", 120.0);
@@ -259,7 +270,7 @@ fn threads_with_one_timer_ref_share_the_timer() {
         &fifo(
             r#""sh": {"instance": 2, "loop": 1, "phases": {"p": {"loop": 3, "runtime": 2000, "timer": {"ref": "shared", "period": 40000}}}}"#,
         ),
-        CPUS,
+        cpus(),
     );
     // Each thread runs every 80 ms: one ends at 200 ms, the other at 240 (which one is a
     // race in rt-app: compare the sorted times).
@@ -273,7 +284,7 @@ fn a_mutex_serializes_critical_sections() {
             r#""a": {"loop": 1, "phases": {"p": {"loop": 2, "lock": "m", "runtime": 20000, "unlock": "m", "sleep": 1000}}},
                "b": {"delay": 1000, "loop": 1, "phases": {"p": {"loop": 2, "lock": "m", "runtime": 5000, "unlock": "m", "sleep": 1000}}}"#,
         ),
-        CPUS,
+        cpus(),
     );
     b.same("a-0", 46.0);
     b.same("b-1", 50.0);
@@ -290,7 +301,7 @@ fn inversion(pi: bool) -> Both {
               "high": {{"priority": 30, "cpus": [0], "delay": 5000, "loop": 1, "phases": {{"p": {{"lock": "m", "runtime": 1000, "unlock": "m"}}}}}},
               "mid": {{"priority": 20, "cpus": [0], "delay": 10000, "loop": 1, "phases": {{"p": {{"runtime": 30000}}}}}}}}}}"#
         ),
-        CPUS,
+        cpus(),
     )
 }
 
@@ -325,7 +336,7 @@ fn wait_signal_barrier_suspend_and_resume() {
                "su": {"loop": 1, "phases": {"p": {"loop": 2, "suspend": "su", "runtime": 1000}}},
                "re": {"loop": 1, "phases": {"p": {"loop": 2, "sleep": 70000, "resume": "su"}}}"#,
         ),
-        CPUS,
+        cpus(),
     );
     b.same("w-0", 151.0);
     b.same("s-1", 150.0);
@@ -343,7 +354,7 @@ fn broadcast_wakes_every_waiter_and_signal_one() {
                                           "b": {"sleep": 10000, "lock": "m", "broad": "c", "unlock": "m"}}},
                "w": {"instance": 3, "loop": 1, "phases": {"p": {"lock": "m", "wait": {"ref": "c", "mutex": "m"}, "unlock": "m", "runtime": 1000}}}"#,
         ),
-        CPUS,
+        cpus(),
     );
     // One waiter leaves at 10 ms, the other two at 20 (which one first is a race in
     // rt-app: compare the sorted times).
@@ -359,7 +370,7 @@ fn a_phase_sets_its_cpus_when_it_starts() {
             r#""hog": {"cpus": [0], "loop": 1, "phases": {"p": {"runtime": 30000}}},
                "t": {"priority": 5, "loop": 1, "phases": {"a": {"cpus": [1], "runtime": 10000}, "b": {"cpus": [0], "runtime": 10000}}}"#,
         ),
-        CPUS,
+        cpus(),
     );
     b.same("hog-0", 30.0);
     b.same("t-1", 40.0);
@@ -381,7 +392,7 @@ fn mem_and_iorun_take_the_time_they_are_given() {
             r#""m": {"loop": 1, "phases": {"p": {"loop": 5, "mem": 200000000}}},
                "io": {"loop": 1, "phases": {"p": {"loop": 5, "iorun": 200000000}}}"#,
         ),
-        CPUS,
+        cpus(),
         &[("mem_ns_per_kib", format!("{}", rate.round().max(1.0)))],
     );
     let mem = 5.0 * 200e6 / 1024.0 * rate.round().max(1.0) / 1e6;
@@ -400,7 +411,7 @@ fn rt_app_1_0_ignores_the_keys_of_later_versions() {
             r#""main": {"loop": 1, "phases": {"p": {"priority": 20, "fork": "worker", "sleep": 10000}}},
                "worker": {"instance": 0, "loop": 1, "phases": {"p": {"run": 1000}}}"#,
         ),
-        CPUS,
+        cpus(),
     );
     assert_eq!(b.real.len(), 1, "rt-app 1.0 forked a thread: the README's rt-app table is out of date");
     assert_eq!(b.sim.tasks.len(), 2, "the simulator forks");
@@ -450,7 +461,7 @@ fn a_fifo_hog_leaves_a_fair_hog_what_the_fair_server_gives_it() {
         schedlab_ext::kernel::release()
     );
     let w = rtapp::parse(doc, "hogs.json").unwrap_or_else(|e| panic!("{e}"));
-    let sim = schedlab_sim::simulate(&w, &SimConfig::new(CPUS, FairFlavor::Eevdf), None).unwrap();
+    let sim = schedlab_sim::simulate(&w, &SimConfig::new(cpus(), FairFlavor::Eevdf), None).unwrap();
     let rate = ns_per_loop();
     let file = std::env::temp_dir().join(format!("schedlab-rt-throttle-{}.json", std::process::id()));
     std::fs::write(&file, doc).expect("write the rt-app file");
@@ -665,7 +676,7 @@ fn two_groups_on_one_cpu(a_shares: u64) -> (Times, Times) {
     let mut w = rtapp::parse(&doc, "groups.json").unwrap_or_else(|e| panic!("{e}"));
     let g = w.groups.iter_mut().find(|g| g.name == "/a").expect("the group /a");
     g.shares = a_shares;
-    let sim = schedlab_sim::simulate(&w, &SimConfig::new(CPUS, FairFlavor::Eevdf), None).unwrap();
+    let sim = schedlab_sim::simulate(&w, &SimConfig::new(cpus(), FairFlavor::Eevdf), None).unwrap();
     let sim = sim.tasks.iter().map(|t| (t.name.clone(), t.runtime_ns)).collect();
     (real, sim)
 }
@@ -695,7 +706,7 @@ fn rt_app_1_0_ignores_taskgroup() {
     let doc = spin_for_a_second(&format!("{}, {}", spinners("a", 1, "/a"), spinners("b", 4, "/b")));
     require_rt_app();
     let w = rtapp::parse(&doc, "groups.json").unwrap_or_else(|e| panic!("{e}"));
-    let sim = schedlab_sim::simulate(&w, &SimConfig::new(CPUS, FairFlavor::Eevdf), None).unwrap();
+    let sim = schedlab_sim::simulate(&w, &SimConfig::new(cpus(), FairFlavor::Eevdf), None).unwrap();
     let rate = ns_per_loop();
     let file = std::env::temp_dir().join(format!("schedlab-taskgroup-{}.json", std::process::id()));
     std::fs::write(&file, &doc).expect("write the rt-app file");

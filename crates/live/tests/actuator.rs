@@ -2,10 +2,12 @@
 //! journaled before they are applied, and restored by `restore_all` and on drop; a
 //! process that is not the one named is never touched; a user's own change is noticed.
 //! Needs root (lowering nice back, setting other processes' policies); fails with the
-//! reason otherwise.
+//! reason otherwise. The children start at nice 0 whatever this test's own nice (`nice
+//! make test`), so the values the tests set are changes.
 #![cfg(target_os = "linux")]
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
@@ -15,12 +17,23 @@ use schedlab_live::settings::{self, CpuSet, Policy};
 use schedlab_model::Pid;
 use schedlab_store::{Change, ProcessKey, Setting, Store};
 
-/// A `sleep 30` child, killed and reaped when dropped.
+/// `cmd`, made to start at nice 0, whatever this test's own nice.
+fn at_nice_0(cmd: &mut Command) -> &mut Command {
+    // SAFETY: setpriority is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| match libc::setpriority(libc::PRIO_PROCESS, 0, 0) {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        })
+    }
+}
+
+/// A `sleep 30` child at nice 0, killed and reaped when dropped.
 struct Sleeper(Child);
 
 impl Sleeper {
     fn spawn() -> Sleeper {
-        Sleeper(Command::new("sleep").arg("30").spawn().expect("spawn sleep 30"))
+        Sleeper(at_nice_0(Command::new("sleep").arg("30")).spawn().expect("spawn sleep 30"))
     }
 
     fn pid(&self) -> Pid {
@@ -66,9 +79,14 @@ fn require_root() {
     );
 }
 
+/// The affinity tests move a child to CPU 1: the machine must have it online (this
+/// test's own affinity may be one CPU).
 fn require_two_cpus() {
-    let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    assert!(n >= 2, "the affinity tests need at least 2 CPUs, this test may use {n}");
+    let online = schedlab_live::host::online_cpus().expect("the online CPUs");
+    assert!(
+        online.cpus().contains(&1),
+        "the affinity tests move a child to CPU 1; this machine has {online} online"
+    );
 }
 
 /// `Cpus_allowed_list` of /proc/PID/status.
@@ -308,13 +326,13 @@ fn policy_change_keeps_nice_and_restores_from_realtime() {
     assert_eq!(settings::get_rttime(pid).unwrap(), unlimited, "and the limit goes with it");
 }
 
-/// A python3 child running `script`, killed and reaped when dropped; `numbers` reads
-/// the numbers of the first line it prints.
+/// A python3 child at nice 0 running `script`, killed and reaped when dropped; `numbers`
+/// reads the numbers of the first line it prints.
 struct Python(Child);
 
 impl Python {
     fn spawn(script: &str) -> Python {
-        let child = Command::new("python3")
+        let child = at_nice_0(&mut Command::new("python3"))
             .args(["-c", script])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -74,6 +74,22 @@ enum State {
     Lost,
 }
 
+/// Where a child spawned by [`ChildGroup::spawn`] is scheduled among other processes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement<'a> {
+    /// Where this process is: its session (autogroup) and cgroups.
+    Inherited,
+    /// The cgroup whose directory this is (v1 or v2), joined before the exec, so that
+    /// none of its threads ever runs elsewhere.
+    Cgroup(&'a Path),
+    /// A session of its own (`setsid`) whose autogroup has nice `autogroup_nice`: on a
+    /// machine with autogroups (`kernel.sched_autogroup_enabled`), the weight of all its
+    /// fair threads against other sessions' (each autogroup weighs as one task of its
+    /// nice). Real-time threads are not weighed: autogroups leave them in the root
+    /// group's real-time queue.
+    Session { autogroup_nice: i32 },
+}
+
 /// A child process leading its own process group; dropping it kills the group and
 /// reaps the child unless it was reaped already.
 pub(crate) struct ChildGroup {
@@ -95,6 +111,11 @@ impl ChildGroup {
     /// [`ChildGroup::line`]. Piped standard input and error are closed.
     pub(crate) fn start(cmd: &mut Command, name: &str) -> Result<ChildGroup> {
         cmd.process_group(0);
+        ChildGroup::start_leader(cmd, name)
+    }
+
+    /// [`ChildGroup::start`] of a `cmd` that makes itself a process group's leader.
+    fn start_leader(cmd: &mut Command, name: &str) -> Result<ChildGroup> {
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|e| {
             let line: Vec<String> = std::iter::once(cmd.get_program())
@@ -115,20 +136,16 @@ impl ChildGroup {
     }
 
     /// Starts `program args` ([`ChildGroup::start`], called `program`) reading nothing,
-    /// its standard output and error sent to `out` (a file) or nowhere; with `cgroup` (a
-    /// cgroup's directory, v1 or v2), it joins that cgroup before its exec, so that none of
-    /// its threads ever runs elsewhere.
+    /// its standard output and error sent to `out` (a file) or nowhere, placed as
+    /// `placement` says.
     pub(crate) fn spawn(
         program: &str,
         args: &[String],
         out: Option<File>,
-        cgroup: Option<&Path>,
+        placement: Placement,
     ) -> Result<ChildGroup> {
         let mut cmd = Command::new(program);
         cmd.args(args).stdin(Stdio::null());
-        if let Some(dir) = cgroup {
-            join_cgroup_at_exec(&mut cmd, dir)?;
-        }
         match out {
             Some(f) => {
                 let err = f.try_clone().ctx(|| "cannot duplicate a file".into())?;
@@ -138,7 +155,18 @@ impl ChildGroup {
                 cmd.stdout(Stdio::null()).stderr(Stdio::null());
             }
         }
-        ChildGroup::start(&mut cmd, program)
+        match placement {
+            Placement::Inherited => ChildGroup::start(&mut cmd, program),
+            Placement::Cgroup(dir) => {
+                join_cgroup_at_exec(&mut cmd, dir)?;
+                ChildGroup::start(&mut cmd, program)
+            }
+            // A new session is a new process group too (and setsid refuses a group's leader).
+            Placement::Session { autogroup_nice } => {
+                new_session_at_exec(&mut cmd, autogroup_nice);
+                ChildGroup::start_leader(&mut cmd, program)
+            }
+        }
     }
 
     /// Its pid, which is also its process group's id.
@@ -418,6 +446,36 @@ impl Lines {
     }
 }
 
+/// Makes `cmd` start a session of its own between its fork and its exec, and give its
+/// autogroup nice `nice` (`/proc/self/autogroup`; a kernel without autogroups has no
+/// such file, and the session alone is kept).
+fn new_session_at_exec(cmd: &mut Command, nice: i32) {
+    let mut text = nice.to_string().into_bytes();
+    text.push(b'\n');
+    // SAFETY: the closure only makes async-signal-safe calls (setsid, open, write, close)
+    // on data prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            cvt(libc::setsid())?;
+            let fd = libc::open(c"/proc/self/autogroup".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return match io::Error::last_os_error() {
+                    e if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                    e => Err(e),
+                };
+            }
+            let written = libc::write(fd, text.as_ptr().cast(), text.len());
+            let err = io::Error::last_os_error();
+            libc::close(fd);
+            if written == text.len() as isize {
+                Ok(())
+            } else {
+                Err(err)
+            }
+        });
+    }
+}
+
 /// Makes `cmd` join the cgroup whose directory is `dir` (its `cgroup.procs`: the whole
 /// process, in cgroup v1 and v2 alike) between its fork and its exec.
 fn join_cgroup_at_exec(cmd: &mut Command, dir: &Path) -> Result<()> {
@@ -492,7 +550,8 @@ mod tests {
 
     #[test]
     fn a_child_is_reaped_with_its_usage() {
-        let mut c = ChildGroup::spawn("sh", &["-c".into(), "exit 3".into()], None, None).unwrap();
+        let mut c =
+            ChildGroup::spawn("sh", &["-c".into(), "exit 3".into()], None, Placement::Inherited).unwrap();
         let exit = c.wait_within(Duration::from_secs(10), Duration::from_millis(1), "test", || {}).unwrap();
         assert!(!exit.success());
         assert_eq!(exit.describe(), "exited with status 3");
@@ -500,7 +559,7 @@ mod tests {
 
     #[test]
     fn a_child_past_its_limit_is_killed() {
-        let mut c = ChildGroup::spawn("sleep", &["30".into()], None, None).unwrap();
+        let mut c = ChildGroup::spawn("sleep", &["30".into()], None, Placement::Inherited).unwrap();
         let t = Instant::now();
         let e =
             c.wait_within(Duration::from_millis(100), Duration::from_millis(5), "test", || {}).unwrap_err();
@@ -550,7 +609,7 @@ mod tests {
 
     #[test]
     fn a_missing_program_says_so() {
-        let e = ChildGroup::spawn("schedlab-no-such-program", &[], None, None).err().unwrap();
+        let e = ChildGroup::spawn("schedlab-no-such-program", &[], None, Placement::Inherited).err().unwrap();
         assert!(e.to_string().contains("is it installed"), "{e}");
     }
 }

@@ -115,7 +115,7 @@ pub fn run(p: &HackbenchParams, limit: Duration) -> Result<HackbenchRun> {
     let mut out = tempfile("hackbench")?;
     let file = out.try_clone().map_err(|e| ValidateError::io("cannot duplicate a file", e))?;
     let line = cmd.join(" ");
-    let mut child = ChildGroup::spawn(&cmd[0], &cmd[1..], Some(file), None)?;
+    let mut child = ChildGroup::spawn(&cmd[0], &cmd[1..], Some(file), crate::child::Placement::Inherited)?;
     // Nothing to do meanwhile: one tick is the whole limit.
     let exit = child.wait_within(limit, limit, &line, || {})?;
     let mut text = String::new();

@@ -25,6 +25,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::bench::{ChildProblem, Invalid, OutputProblem};
+pub use crate::child::Placement;
 use crate::child::{ChildGroup, Exit};
 
 use super::hackbench::tempfile;
@@ -102,7 +103,7 @@ pub fn calibrate_loop(reps: u32, limit: Duration) -> Result<f64> {
             &dir,
             "calibration",
             limit,
-            None,
+            Placement::Inherited,
             &mut |_| {},
         )?;
         let loops: u64 = log_rows(dir.path())?.iter().map(|r| r.perf).sum();
@@ -214,22 +215,18 @@ fn rewrite(text: &str, extra: &str, factor: f64) -> String {
 /// Runs the rt-app file `file` with `ns_per_loop` (from [`calibrate_loop`]), killed past
 /// `limit`.
 pub fn run(file: &Path, ns_per_loop: f64, limit: Duration) -> Result<RtAppRun> {
-    run_in(file, ns_per_loop, limit, None)
+    run_placed(file, ns_per_loop, limit, Placement::Inherited)
 }
 
-/// [`run`] with rt-app in the cgroup whose directory is `cgroup` (cgroup v1 or v2) from
-/// its exec on: every thread it makes starts there.
-pub fn run_in_cgroup(file: &Path, ns_per_loop: f64, limit: Duration, cgroup: &Path) -> Result<RtAppRun> {
-    run_in(file, ns_per_loop, limit, Some(cgroup))
-}
-
-fn run_in(file: &Path, ns_per_loop: f64, limit: Duration, cgroup: Option<&Path>) -> Result<RtAppRun> {
+/// [`run`] with rt-app placed as `placement` says from its exec on (in a cgroup, or a
+/// session of its own): every thread it makes starts there.
+pub fn run_placed(file: &Path, ns_per_loop: f64, limit: Duration, placement: Placement) -> Result<RtAppRun> {
     let text = fs::read_to_string(file)
         .map_err(|e| ValidateError::io(format!("cannot read {}", file.display()), e))?;
     let dir = crate::bench::scratch_dir("validate-rtapp")?;
     let mut samples: BTreeMap<i32, (String, Sample)> = BTreeMap::new();
     let what = file.display().to_string();
-    let (exit, pid) = launch(&text, ns_per_loop, &dir, &what, limit, cgroup, &mut |pid| {
+    let (exit, pid) = launch(&text, ns_per_loop, &dir, &what, limit, placement, &mut |pid| {
         for (tid, comm, s) in sample_threads(pid) {
             samples.insert(tid, (comm, s));
         }
@@ -293,7 +290,7 @@ impl ThreadLog {
 /// by `global.duration` does not log the iteration it was in.
 pub fn run_logs(doc: &str, ns_per_loop: f64, limit: Duration) -> Result<Vec<ThreadLog>> {
     let dir = crate::bench::scratch_dir("rtapp-logs")?;
-    launch(doc, ns_per_loop, &dir, "rt-app document", limit, None, &mut |_| {})?;
+    launch(doc, ns_per_loop, &dir, "rt-app document", limit, Placement::Inherited, &mut |_| {})?;
     let entries = fs::read_dir(dir.path())
         .map_err(|e| ValidateError::io(format!("cannot list {}", dir.path().display()), e))?;
     let mut logs = Vec::new();
@@ -313,7 +310,7 @@ pub fn run_logs(doc: &str, ns_per_loop: f64, limit: Duration) -> Result<Vec<Thre
 }
 
 /// Writes `doc` with its calibration and log directory set into `dir`, runs rt-app on
-/// it (in `cgroup`, if given) calling `each(pid)` every 5 ms, and checks that it
+/// it (placed as `placement` says) calling `each(pid)` every 5 ms, and checks that it
 /// succeeded.
 fn launch(
     text: &str,
@@ -321,7 +318,7 @@ fn launch(
     dir: &tempfile::TempDir,
     what: &str,
     limit: Duration,
-    cgroup: Option<&Path>,
+    placement: Placement,
     each: &mut dyn FnMut(i32),
 ) -> Result<(Exit, i32)> {
     let doc: Value =
@@ -339,7 +336,7 @@ fn launch(
         .map_err(|e| ValidateError::io(format!("cannot write {}", path.display()), e))?;
     let mut out = tempfile("rtapp")?;
     let file = out.try_clone().map_err(|e| ValidateError::io("cannot duplicate a file", e))?;
-    let mut child = ChildGroup::spawn("rt-app", &[path.display().to_string()], Some(file), cgroup)?;
+    let mut child = ChildGroup::spawn("rt-app", &[path.display().to_string()], Some(file), placement)?;
     let pid = child.pid();
     let running = format!("rt-app {what}");
     let exit = child.wait_within(limit, Duration::from_millis(5), &running, || each(pid))?;

@@ -250,7 +250,8 @@ pub fn real(p: &HackbenchParams, cpus: u32, out: &Path, limit: Duration) -> Resu
     let mut observer = Observer::start(options).map_err(ValidateError::ObserverStart)?;
     let cmd = p.command();
     let quiet = super::hackbench::tempfile("trace")?;
-    let mut child = crate::child::ChildGroup::spawn(&cmd[0], &cmd[1..], Some(quiet), None)?;
+    let mut child =
+        crate::child::ChildGroup::spawn(&cmd[0], &cmd[1..], Some(quiet), crate::child::Placement::Inherited)?;
     let mut stats = StatsSink::new(Some(Pid(child.pid() as u32)));
     let mut trace = Named { inner: perfetto(out, cpus)?, named: HashSet::new() };
     let deadline = Instant::now() + limit;

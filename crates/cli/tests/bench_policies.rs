@@ -22,6 +22,10 @@ fn bench_policies_of_pi_and_rw_gives_sane_numbers() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: geteuid has no preconditions.
     assert_eq!(unsafe { libc::geteuid() }, 0, "bench policies needs root: its workers run SCHED_FIFO");
+    // Its real-time workers get one CPU and its runner another, so that the system keeps
+    // a CPU: this test needs two it may use.
+    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(allowed >= 2, "bench policies keeps its runner off the workers' CPU: it needs 2 CPUs this test may use, not {allowed}");
     let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
         .args(["bench", "policies", "--programs", "pi,rw", "--policies", "other,fifo", "--sizes", "2"])
         .args(["--reps", "1", "--iterations", "200000", "--bytes", "16384", "--cell-limit", "30s", "--json"])

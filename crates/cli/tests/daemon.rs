@@ -185,8 +185,25 @@ fn start_daemon(s: &Scratch, config: &Path, extra: &[&str]) -> Killed {
     start_daemon_with(Command::new(SCHEDLAB), s, config, extra)
 }
 
-/// [`start_daemon`] from a command made by the caller (limits, environment).
+/// [`start_daemon`] from a command made by the caller (limits, environment). The daemon
+/// may run on every online CPU, as a service does, whatever this test's own affinity
+/// (under `taskset -c 0` a real-time job the test starts would otherwise share the one
+/// CPU with the daemon that must bound it).
 fn start_daemon_with(mut command: Command, s: &Scratch, config: &Path, extra: &[&str]) -> Killed {
+    let online = schedlab_live::host::online_cpus().expect("the online CPUs");
+    // SAFETY: sched_setaffinity in the child between fork and exec touches only that child.
+    unsafe {
+        command.pre_exec(move || {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &cpu in online.cpus() {
+                libc::CPU_SET(cpu, &mut set);
+            }
+            match libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
     let socket = s.path("schedlab.sock");
     let child = command
         .args(["run", "--quiet", "--config"])

@@ -21,6 +21,14 @@ fn bench_deps(sort_len: &str, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
+/// A sort length whose bubble sort takes about `ms` on this machine, in this build (the
+/// workers are this build's `schedlab`): the time of 800 integers, measured, scaled by
+/// the square of the length (the sort is quadratic).
+fn sort_len_taking(ms: f64) -> usize {
+    let t800 = schedlab_lab::bench::workers::sort_time(800).as_secs_f64() * 1e3;
+    ((800.0 * (ms / t800.max(1e-3)).sqrt()) as usize).clamp(400, 20_000)
+}
+
 /// No worker outlives the run: every `sl-*` process left has a running `schedlab` as
 /// its parent (another benchmark's), none is an orphan.
 fn no_worker_left() {
@@ -42,9 +50,10 @@ fn no_worker_left() {
 #[test]
 fn with_the_daemon_the_server_is_boosted() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    // Sorts long enough (about 4 ms in a release build, 40 in a debug one) that the
-    // client stays blocked past the daemon's reaction, whichever build runs the test.
-    let report = bench_deps("1600", &["--load", "2", "--iterations", "5", "--with-daemon", "--no-reference"]);
+    // Sorts long enough (40 ms here, in the build that runs the test) that the client
+    // stays blocked past the daemon's reaction.
+    let len = sort_len_taking(40.0).to_string();
+    let report = bench_deps(&len, &["--load", "2", "--iterations", "5", "--with-daemon", "--no-reference"]);
     let cells = report["kinds"][0]["cells"].as_array().unwrap();
     let daemon = cells.iter().find(|c| c["scenario"] == "daemon").expect("a daemon cell");
     let reaction = &daemon["daemon"]["boost_reaction_us"];

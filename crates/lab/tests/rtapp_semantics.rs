@@ -25,7 +25,8 @@
 //! machine and two beside two busy loops): the worst |real − simulated| of a test held to
 //! 3 ms + 5 % was 0.5 ms of its 5.5 ms quiet (b-1) and 2.2 ms of its 4.5 ms loaded (mid-2,
 //! high-1: wake-up latencies after a futex); the memset test's 6.2 ms of its 12.3 ms;
-//! the real-time hog test's 4.0 ms of 10 ms (fair) and 6.0 ms of 146 ms (rt).
+//! the real-time hog test's 10.1 ms (fair, its own tolerance: see the test) and 8.0 ms of
+//! 146 ms (rt).
 //!
 //! The real runs take turns (one at a time) so that they do not compete for the CPUs.
 //!
@@ -482,7 +483,12 @@ fn a_fifo_hog_leaves_a_fair_hog_what_the_fair_server_gives_it() {
     };
     let _ = std::fs::remove_file(&file);
     let real = real.unwrap_or_else(|e| panic!("rt-app: {e}"));
-    for (key, by_hand) in [("fair", 140.0), ("rt", 2_862.0)] {
+    // The fair thread's tolerance is its measured spread: 135.3 to 150.1 ms over 20 runs
+    // on this machine (8 quiet, 12 beside two busy loops; the 150 ms run had the kernel's
+    // RT period out of phase with the fair server's windows, so that RT throttling gave
+    // the fair thread time besides the windows), held to 15 ms; a kernel without a fair
+    // server, or one that does not defer it, gives it 160 ms or more.
+    for (key, by_hand, tolerance) in [("fair", 140.0, 15.0), ("rt", 2_862.0, 3.0 + 0.05 * 2_862.0)] {
         let r =
             real.tasks.iter().find(|t| t.key == key).unwrap_or_else(|| panic!("rt-app has no thread {key}"));
         let s = sim
@@ -491,7 +497,6 @@ fn a_fifo_hog_leaves_a_fair_hog_what_the_fair_server_gives_it() {
             .find(|t| t.name.starts_with(key))
             .unwrap_or_else(|| panic!("no simulated {key}"));
         let (r, s) = (r.runtime_ns as f64 / 1e6, s.runtime_ns as f64 / 1e6);
-        let tolerance = 3.0 + 0.05 * s;
         eprintln!("{key}: real {r:.2} ms, simulated {s:.2} ms of CPU, by hand {by_hand} ms");
         assert!(
             (r - s).abs() <= tolerance,

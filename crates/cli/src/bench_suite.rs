@@ -12,7 +12,7 @@ use crate::table::{Align, Table};
 
 const EXAMPLES: &str = "\
 Examples:
-  # the whole suite with the built-in configuration (about 9½ minutes on 2 CPUs)
+  # the whole suite with the built-in configuration (about 16 minutes on 2 CPUs)
   sudo schedlab bench suite
 
   # a first look in under 2 minutes, with a chart
@@ -41,7 +41,13 @@ Examples:
 /// and p99 over all its runs pooled); `deps-KIND`, SWAP's
 /// client-server round trip (a nice -20 client, a nice 0 server) over sock, pipe, msg,
 /// sem, sig and flock with 8 hogs per CPU (the median round trip, and its ratio to the
-/// unloaded round trip, measured bare in each round).
+/// unloaded round trip, measured bare in each round); `frames-HZhz-Nx`, a person's
+/// interactive program beside a build: a render-like rt-app thread (SCHED_OTHER, nice 0,
+/// 24 % of each period of work, HZ periods a second) beside N loops per CPU of `xz -6`
+/// restarted as each job ends (fresh, unpinned processes), started 1 s before it: the
+/// frames missed (%), the thread's wake-up latency p99 over all runs pooled, and the
+/// load's pace (ms per job per loop, the harm guard); `frames-…-reniced` is the same
+/// with the load at nice 19, what a person does by hand, to hold schedlab against.
 ///
 /// Per workload and metric the table gives both sides' medians, the median of the
 /// per-round ratios schedlab/bare (lower is better), its 95 % bootstrap interval and
@@ -57,7 +63,7 @@ Examples:
 /// last trial there ran every workload (no --only) and lost none. Without --enforcer the
 /// suite judges the enforcer `auto` would pick now.
 ///
-/// Needs root (the daemon), rt-tests, xz, make and cc. Every child runs in its own
+/// Needs root (the daemon), rt-tests, rt-app, xz, make and cc. Every child runs in its own
 /// process group and is killed on Ctrl-C, on an error or past --time-limit; nothing is
 /// left changed.
 #[derive(Debug, Args)]
@@ -88,7 +94,7 @@ pub struct SuiteOpts {
     #[arg(long, value_parser = schedlab_sim::parse_duration, value_name = "DURATION")]
     idle: Option<Ns>,
     /// The longest the whole suite may take.
-    #[arg(long, value_parser = crate::args::duration, default_value = "20m", value_name = "DURATION")]
+    #[arg(long, value_parser = crate::args::duration, default_value = "40m", value_name = "DURATION")]
     time_limit: Ns,
     /// Also draw the ratios and their intervals as an SVG chart to FILE.
     #[arg(long, value_name = "FILE")]

@@ -8,6 +8,11 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
         n => {
             let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
             let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+            if sorted[lo] == sorted[hi] {
+                // Also where both are infinite (a ratio over a bare 0), which the
+                // interpolation would make NaN.
+                return sorted[lo];
+            }
             sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
         }
     }
@@ -31,5 +36,7 @@ mod tests {
         assert_eq!(quantile(&[], 0.5), 0.0);
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(quantile(&[1.0, f64::INFINITY, f64::INFINITY], 0.9), f64::INFINITY);
+        assert_eq!(median(&[1.0, 2.0, f64::INFINITY]), 2.0);
     }
 }

@@ -97,6 +97,15 @@ pub enum Workload {
     /// SWAP's client-server round trip (a nice −20 client, a nice 0 server sorting per
     /// request) over one IPC kind with CPU hogs. Metric: the median round trip.
     Deps(IpcKind),
+    /// A person's interactive program beside a build: a render-like thread (rt-app,
+    /// SCHED_OTHER at nice 0, [`FRAME_WORK_PCT`] of each period of CPU work, `hz` periods
+    /// a second) beside `load` compressor loops per CPU (`xz -6` of a small text,
+    /// restarted as each ends: fresh, unpinned processes, as a `make -j` starts
+    /// compilers). `reniced`: the load runs at nice 19, what a person does by hand (the
+    /// row to hold schedlab against). Metrics: the frames missed (rt-app's slack below
+    /// zero), the render thread's wake-up latency's 99th percentile (rt-app's `wu_lat`),
+    /// and the load's own pace (wall time per compression per loop, the harm guard).
+    Frames { hz: u32, load: u32, reniced: bool },
 }
 
 impl Workload {
@@ -113,6 +122,11 @@ impl Workload {
             Workload::Wakeup,
         ];
         all.extend(IpcKind::ALL.into_iter().map(Workload::Deps));
+        all.extend([
+            Workload::Frames { hz: 60, load: 4, reniced: false },
+            Workload::Frames { hz: 60, load: 4, reniced: true },
+            Workload::Frames { hz: 144, load: 2, reniced: false },
+        ]);
         all
     }
 
@@ -129,13 +143,17 @@ impl Workload {
             Workload::Make => "make".into(),
             Workload::Wakeup => "wakeup".into(),
             Workload::Deps(kind) => format!("deps-{kind}"),
+            Workload::Frames { hz, load, reniced } => {
+                format!("frames-{hz}hz-{load}x{}", if reniced { "-reniced" } else { "" })
+            }
         }
     }
 
-    /// For a latency workload, the quantile each metric is.
-    fn quantiles(self) -> Option<&'static [f64]> {
-        match self {
-            Workload::Wakeup => Some(&[0.5, 0.99]),
+    /// The quantile of the pooled latencies its metric `m` is, for a latency metric.
+    fn quantile(self, m: usize) -> Option<f64> {
+        match (self, m) {
+            (Workload::Wakeup, 0) => Some(0.5),
+            (Workload::Wakeup, 1) | (Workload::Frames { .. }, 1) => Some(0.99),
             _ => None,
         }
     }
@@ -145,10 +163,15 @@ impl Workload {
         match self {
             Workload::Wakeup => &[("p50", "µs"), ("p99", "µs")],
             Workload::Deps(_) => &[("round trip", "ms")],
+            Workload::Frames { .. } => &[("missed", "%"), ("wake-up p99", "µs"), ("load", "ms/job")],
             _ => &[("time", "s")],
         }
     }
 }
+
+/// The render thread's work in each period of a frames workload, in percent: 4 ms of
+/// every 16.7 at 60 Hz, as a game's or a browser's main thread might take.
+pub const FRAME_WORK_PCT: u32 = 24;
 
 named!(Workload, "workload of the suite", Workload::all(), Workload::name);
 
@@ -176,6 +199,10 @@ pub struct Sizes {
     pub deps_load: u32,
     pub deps_iterations: u32,
     pub deps_warmup: u32,
+    /// How long the render thread of a frames workload runs, and how long its load runs
+    /// before it (a build is under way when the program is used).
+    pub frames_secs: u32,
+    pub frames_load_lead_ms: u32,
 }
 
 impl Sizes {
@@ -193,6 +220,8 @@ impl Sizes {
             deps_load: 8,
             deps_iterations: 3,
             deps_warmup: 2,
+            frames_secs: 4,
+            frames_load_lead_ms: 1000,
         }
     }
 
@@ -213,6 +242,8 @@ impl Sizes {
             deps_load: 8,
             deps_iterations: 2,
             deps_warmup: 3,
+            frames_secs: 3,
+            frames_load_lead_ms: 1000,
         }
     }
 }
@@ -222,7 +253,11 @@ impl Sizes {
     pub fn runs(&self, w: Workload) -> usize {
         match w {
             Workload::Hackbench { .. } | Workload::ForkExec => self.short_runs.max(1) as usize,
-            Workload::Compress | Workload::Make | Workload::Wakeup | Workload::Deps(_) => 1,
+            Workload::Compress
+            | Workload::Make
+            | Workload::Wakeup
+            | Workload::Deps(_)
+            | Workload::Frames { .. } => 1,
         }
     }
 }
@@ -479,8 +514,8 @@ pub fn run_suite(
         for (m, &(metric, unit)) in w.metrics().iter().enumerate() {
             let bare: Vec<f64> = values[0][i].iter().map(|v| v[m]).collect();
             let schedlab: Vec<f64> = values[1][i].iter().map(|v| v[m]).collect();
-            let mut row = match w.quantiles() {
-                Some(q) => compare_pooled(&w.name(), metric, unit, q[m], &latencies[0][i], &latencies[1][i]),
+            let mut row = match w.quantile(m) {
+                Some(q) => compare_pooled(&w.name(), metric, unit, q, &latencies[0][i], &latencies[1][i]),
                 None => compare(&w.name(), metric, unit, bare, schedlab),
             };
             if let Workload::Deps(kind) = w {
@@ -588,10 +623,16 @@ impl Row {
     }
 }
 
-/// A row from both sides' per-round values (paired by round).
+/// A row from both sides' per-round values (paired by round). A round where bare is 0
+/// (no frame missed) has the ratio 1 if schedlab's is 0 too, and an infinite one if
+/// not: schedlab made something happen that bare Linux did not.
 pub fn compare(workload: &str, metric: &str, unit: &str, bare: Vec<f64>, schedlab: Vec<f64>) -> Row {
-    let ratios: Vec<f64> =
-        bare.iter().zip(&schedlab).filter(|(b, _)| **b > 0.0).map(|(b, s)| s / b).collect();
+    let ratio_of = |b: f64, s: f64| match (b > 0.0, s > 0.0) {
+        (true, _) => s / b,
+        (false, false) => 1.0,
+        (false, true) => f64::INFINITY,
+    };
+    let ratios: Vec<f64> = bare.iter().zip(&schedlab).map(|(&b, &s)| ratio_of(b, s)).collect();
     let ratio = median(&ratios);
     let ci = bootstrap_median_ci(&ratios, 0.95);
     let medians = (median(&bare), median(&schedlab));
@@ -644,7 +685,8 @@ pub fn bootstrap_median_ci(v: &[f64], level: f64) -> (f64, f64) {
 
 /// The percentile bootstrap interval (`level`) of `statistic` over `resamples` draws of
 /// `n` indices with replacement (fixed seed: a report can be recomputed from its
-/// values); `None` when no draw gave a finite value.
+/// values); `None` when every draw gave NaN. Infinite values are kept: an infinite
+/// ratio is a harm (something bare Linux never showed) the interval must show.
 fn bootstrap_ci(
     n: usize,
     resamples: usize,
@@ -663,7 +705,7 @@ fn bootstrap_ci(
             }
             statistic(&picks)
         })
-        .filter(|v| v.is_finite())
+        .filter(|v| !v.is_nan())
         .collect();
     if values.is_empty() {
         return None;
@@ -684,6 +726,7 @@ fn check_tools(workloads: &[Workload]) -> Result<()> {
             Workload::Make => need.extend([tool("make", "make"), tool("cc", "gcc")]),
             Workload::Wakeup => need.push(tool("cyclictest", "rt-tests")),
             Workload::ForkExec | Workload::Deps(_) => need.push(tool("sh", "dash")),
+            Workload::Frames { .. } => need.extend([tool("rt-app", "rt-app"), tool("xz", "xz-utils")]),
         }
     }
     need.sort();
@@ -702,11 +745,18 @@ fn check_tools(workloads: &[Workload]) -> Result<()> {
     }
 }
 
-/// The generated inputs: the compressor's text and the make project.
+/// The generated inputs: the compressor's text, the make project, and for the frames
+/// workloads the load's small text and rt-app's busy loop, calibrated here.
 struct Inputs {
     text: PathBuf,
     project: PathBuf,
+    frames_text: PathBuf,
+    rtapp_ns_per_loop: f64,
 }
+
+/// The text each job of a frames workload's load compresses: 128 KiB, about 35 ms of
+/// `xz -6` here, so that a loop restarts many fresh processes in a run.
+const FRAMES_TEXT_BYTES: u64 = 128 << 10;
 
 impl Inputs {
     fn prepare(cfg: &SuiteConfig, dir: &Path) -> Result<Inputs> {
@@ -720,7 +770,16 @@ impl Inputs {
             write_project(&project, cfg.sizes.make_files)
                 .ctx(|| format!("cannot write the make project in {}", project.display()))?;
         }
-        Ok(Inputs { text, project })
+        let frames_text = dir.join("frames-text");
+        let mut rtapp_ns_per_loop = 0.0;
+        if cfg.workloads.iter().any(|w| matches!(w, Workload::Frames { .. })) {
+            write_text(&frames_text, FRAMES_TEXT_BYTES)
+                .ctx(|| format!("cannot write {}", frames_text.display()))?;
+            // On the quiet machine, before any load: calibrating under load makes every
+            // `run` too short.
+            rtapp_ns_per_loop = crate::validate::rtapp::calibrate_loop(2, Duration::from_secs(30))?;
+        }
+        Ok(Inputs { text, project, frames_text, rtapp_ns_per_loop })
     }
 }
 
@@ -906,10 +965,15 @@ impl Runner<'_> {
                     .collect();
                     let (_, out) = self.timed("cyclictest", &args, true)?;
                     let latencies = cyclictest_latencies(&out)?;
-                    let q = w.quantiles().expect("a latency workload");
-                    return Ok((q.iter().map(|&q| latencies.quantile(q)).collect(), Some(latencies)));
+                    let q = |m| latencies.quantile(w.quantile(m).expect("a latency metric"));
+                    return Ok((vec![q(0), q(1)], Some(latencies)));
                 }
                 Workload::Deps(kind) => vec![self.deps(kind, Scenario::Loaded)?],
+                Workload::Frames { hz, load, reniced } => {
+                    let frames = self.frames(hz, load, reniced)?;
+                    let p99 = frames.wake_ups.quantile(w.quantile(1).expect("a latency metric"));
+                    return Ok((vec![frames.missed_pct, p99, frames.ms_per_job], Some(frames.wake_ups)));
+                }
             },
             None,
         ))
@@ -928,6 +992,67 @@ impl Runner<'_> {
         };
         let samples = deps::run_cell(&cfg, kind, scenario, self.cpus, self.dir, self.deadline, &mut |_| {})?;
         Ok(median(&samples))
+    }
+
+    /// One run of a frames workload: `load` compressor loops per CPU (at nice 19 if
+    /// `reniced`), then, [`Sizes::frames_load_lead_ms`] later, the render thread for
+    /// [`Sizes::frames_secs`]; then the loops are stopped and their jobs counted.
+    fn frames(&self, hz: u32, load: u32, reniced: bool) -> Result<Frames> {
+        let s = &self.cfg.sizes;
+        let loops = load as usize * self.cpus.len();
+        let jobs_dir = self.dir.join("frames-jobs");
+        let _ = std::fs::remove_dir_all(&jobs_dir);
+        std::fs::create_dir_all(&jobs_dir).ctx(|| format!("cannot create {}", jobs_dir.display()))?;
+        let started = Instant::now();
+        let mut running = Vec::with_capacity(loops);
+        for i in 0..loops {
+            // One line per job done, in a file of the loop's own.
+            let script = "while :; do xz -6 -T1 -c \"$1\" > /dev/null && echo >> \"$2\" || exit 1; done";
+            let mut cmd = Command::new("sh");
+            cmd.args(["-c", script, "sh"])
+                .arg(&self.inputs.frames_text)
+                .arg(jobs_dir.join(i.to_string()))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            guard_command(&mut cmd, Vec::new(), libc::SIGKILL, reniced.then_some(19));
+            running.push(ChildGroup::start(&mut cmd, "frames load")?);
+        }
+        self.sleep(Duration::from_millis(u64::from(s.frames_load_lead_ms)))?;
+        let period_us = 1_000_000 / hz.max(1);
+        let doc = serde_json::json!({
+            "global": { "duration": s.frames_secs, "lock_pages": false },
+            "tasks": { "render": { "loop": -1, "run": period_us * FRAME_WORK_PCT / 100,
+                                   "timer": { "ref": "unique", "period": period_us } } }
+        });
+        let limit = Duration::from_secs(u64::from(s.frames_secs) + 30)
+            .min(self.deadline.saturating_duration_since(Instant::now()));
+        let logs = crate::validate::rtapp::run_logs(&doc.to_string(), self.inputs.rtapp_ns_per_loop, limit)?;
+        let window = started.elapsed();
+        drop(running);
+        let jobs: usize = (0..loops)
+            .map(|i| std::fs::read_to_string(jobs_dir.join(i.to_string())).map_or(0, |t| t.lines().count()))
+            .sum();
+        let rows: Vec<_> = logs.iter().flat_map(|l| &l.rows).collect();
+        if rows.is_empty() {
+            return Err(BenchError::output(
+                "rt-app",
+                OutputProblem::Lacks {
+                    thing: "log rows",
+                    output: "the render thread logged no frame".into(),
+                },
+            ));
+        }
+        let missed = rows.iter().filter(|r| r.slack_us < 0).count();
+        let mut wake_ups: BTreeMap<u32, u64> = BTreeMap::new();
+        for r in &rows {
+            *wake_ups.entry(u32::try_from(r.wu_lat_us).unwrap_or(u32::MAX)).or_default() += 1;
+        }
+        Ok(Frames {
+            missed_pct: missed as f64 / rows.len() as f64 * 100.0,
+            wake_ups: Latencies(wake_ups.into_iter().collect()),
+            ms_per_job: window.as_secs_f64() * 1e3 * loops as f64 / jobs.max(1) as f64,
+        })
     }
 
     /// `hogs` CPU-bound workers per CPU, pinned, ready; killed when dropped.
@@ -989,6 +1114,16 @@ fn hackbench_time(out: &str) -> Result<f64> {
             OutputProblem::Lacks { thing: "time", output: out.trim().to_string() },
         )
     })
+}
+
+/// One run of a frames workload, measured.
+struct Frames {
+    /// Frames whose work ended past their period, in percent of the frames.
+    missed_pct: f64,
+    /// The render thread's wake-up latency at each frame.
+    wake_ups: Latencies,
+    /// The load's pace: the run's wall time per job per loop, in ms.
+    ms_per_job: f64,
 }
 
 /// Latencies in µs as a sparse histogram: (µs, how many), ascending.
@@ -1275,6 +1410,19 @@ mod tests {
     }
 
     #[test]
+    fn a_ratio_over_a_bare_zero_is_one_or_a_harm() {
+        // Frames missed: none on either side is no change; some where bare Linux missed
+        // none is a harm, whatever the other rounds say.
+        let same = compare("frames", "missed", "%", vec![0.0, 0.0, 2.0], vec![0.0, 0.0, 1.0]);
+        assert_eq!(same.ratio, 1.0);
+        let worse = compare("frames", "missed", "%", vec![0.0, 0.0, 0.0], vec![0.5, 0.0, 0.5]);
+        assert_eq!(
+            (worse.ratio, worse.ci_high, worse.verdict),
+            (f64::INFINITY, f64::INFINITY, Verdict::Loss)
+        );
+    }
+
+    #[test]
     fn hackbench_time_is_read() {
         assert_eq!(hackbench_time("Running in process mode\nTime: 0.321\n").unwrap(), 0.321);
         assert!(hackbench_time("oops").is_err());
@@ -1285,7 +1433,11 @@ mod tests {
         for w in Workload::all() {
             assert_eq!(w.name().parse::<Workload>().unwrap(), w);
         }
-        assert_eq!(Workload::all().len(), 14);
+        assert_eq!(Workload::all().len(), 17);
+        assert_eq!(
+            "frames-60hz-4x-reniced".parse::<Workload>().unwrap(),
+            Workload::Frames { hz: 60, load: 4, reniced: true }
+        );
         assert!("fio".parse::<Workload>().unwrap_err().to_string().contains("hackbench-pipe-process"));
     }
 

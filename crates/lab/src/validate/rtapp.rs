@@ -404,13 +404,19 @@ fn parse_counters(schedstat: &str, status: &str) -> Option<Sample> {
     })
 }
 
-/// One data line of an rt-app thread log: the loops its `run` events made, and when the
-/// phase iteration started and ended (µs, monotonic clock).
+/// One data line of an rt-app thread log (rt-app 1.0's columns `idx perf run period
+/// start end rel_st slack c_duration c_period wu_lat`): the loops its `run` events made,
+/// when the phase iteration started and ended (µs, monotonic clock), and for a phase
+/// with a timer its slack (µs left before the next activation when the phase's work
+/// was done; below zero the period was missed) and its wake-up latency (µs from the
+/// timer's activation to the thread running).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct LogRow {
     pub perf: u64,
     pub start_us: u64,
     pub end_us: u64,
+    pub slack_us: i64,
+    pub wu_lat_us: u64,
 }
 
 /// The data lines of every `rtapp-*.log` in `dir`: columns `idx perf run period start
@@ -435,8 +441,16 @@ fn parse_log(text: &str) -> Vec<LogRow> {
     text.lines()
         .filter(|l| !l.trim_start().starts_with('#'))
         .filter_map(|l| {
-            let c: Vec<u64> = l.split_whitespace().take(6).map(|w| w.parse().ok()).collect::<Option<_>>()?;
-            (c.len() == 6).then(|| LogRow { perf: c[1], start_us: c[4], end_us: c[5] })
+            let c: Vec<i64> = l.split_whitespace().take(11).map(|w| w.parse().ok()).collect::<Option<_>>()?;
+            let unsigned = |i: usize| u64::try_from(c[i]).ok();
+            (c.len() == 11).then_some(())?;
+            Some(LogRow {
+                perf: unsigned(1)?,
+                start_us: unsigned(4)?,
+                end_us: unsigned(5)?,
+                slack_us: c[7],
+                wu_lat_us: unsigned(10)?,
+            })
         })
         .collect()
 }
@@ -460,8 +474,21 @@ mod tests {
    2   588235    40634    40638     12502296978     12502337616           36138     -10651      10000      30000          0\n";
         let rows = parse_log(log);
         assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0], LogRow { perf: 588_235, start_us: 12_502_261_305, end_us: 12_502_296_964 });
-        assert_eq!(rows[1].end_us, 12_502_337_616);
+        assert_eq!(
+            rows[0],
+            LogRow {
+                perf: 588_235,
+                start_us: 12_502_261_305,
+                end_us: 12_502_296_964,
+                slack_us: -5731,
+                wu_lat_us: 0
+            }
+        );
+        assert_eq!((rows[1].end_us, rows[1].slack_us), (12_502_337_616, -10_651));
+        assert!(
+            parse_log("   2   588235    35627    35659     12502261305     12502296964\n").is_empty(),
+            "a line cut short"
+        );
     }
 
     #[test]

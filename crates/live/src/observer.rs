@@ -51,7 +51,7 @@ use std::rc::Rc;
 
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, OpenObject, RingBuffer, RingBufferBuilder};
-use schedlab_model::{Event, EventKind, FlockKind, Ns, Pid, PrevState, Resource, SyscallArgs};
+use schedlab_model::{Event, EventKind, FlockKind, Life, Ns, Pid, PrevState, Resource, SyscallArgs};
 
 #[allow(clippy::all, dead_code, missing_docs, unused_imports)]
 mod skel {
@@ -235,6 +235,8 @@ struct Rec {
     /// What the descriptor `args[0]` names, when the call takes one and the kernel side
     /// could read it.
     target: Option<FdTarget>,
+    /// The record's `ino` as it came (an exit's voluntary switches).
+    ino: u64,
     comm: [u8; 16],
     filename: Option<String>,
 }
@@ -271,6 +273,7 @@ fn decode(data: &[u8]) -> Option<Rec> {
         value: u64_at(32) as i64,
         args: [u64_at(40), u64_at(48), u64_at(56)],
         target,
+        ino,
         comm: data[80..96].try_into().unwrap(),
         filename: (kind == REC_EXEC && data.len() > REC_SIZE).then(|| cstr(&data[REC_SIZE..])),
     })
@@ -830,7 +833,14 @@ impl Observer {
                 if self.forget_exited {
                     self.tasks.remove(&r.pid);
                 }
-                vec![at(EventKind::Exit { pid: Pid(r.pid), code: r.value as i32 })]
+                let life = Life {
+                    runtime_ns: r.args[0],
+                    wait_ns: r.args[1],
+                    lived_ns: r.args[2],
+                    nvcsw: r.ino,
+                    nivcsw: u64::from(r.pid2) | u64::from(r.nr) << 32,
+                };
+                vec![at(EventKind::Exit { pid: Pid(r.pid), code: r.value as i32, life: Some(life) })]
             }
             _ => Vec::new(),
         }

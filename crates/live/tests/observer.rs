@@ -790,3 +790,48 @@ fn the_sched_events_can_be_switched_at_run_time() {
     obs.set_watched(pid, false).unwrap();
     assert!(!obs.sched_programs_attached(), "a gone thread's mark is no mark");
 }
+
+/// Not a test: the child of [`an_exit_carries_the_life_the_kernel_counted`]: prints its
+/// thread's id, spins 100 ms of its CPU time, prints that CPU time (µs), exits.
+#[test]
+#[ignore = "helper process of an_exit_carries_the_life_the_kernel_counted"]
+fn helper_spin() {
+    let cpu_time = || {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    };
+    say(&format!("tid {}", gettid()));
+    while cpu_time() < Duration::from_millis(100) {
+        std::hint::spin_loop();
+    }
+    say(&format!("cpu {}", cpu_time().as_micros()));
+}
+
+#[test]
+fn an_exit_carries_the_life_the_kernel_counted() {
+    let mut obs = start();
+    let mut child = helper("spin");
+    let mut out = BufReader::new(child.0.stdout.take().unwrap());
+    let tid = read_numbers(&mut out, "tid ")[0];
+    let mut events: Vec<Event> = Vec::new();
+    assert!(watch(&mut obs, &mut child, 20, &mut events), "the spinning child finished in time");
+    let cpu_us = read_numbers(&mut out, "cpu ")[0] as u64;
+    let life = events
+        .iter()
+        .find_map(|e| match e.kind {
+            EventKind::Exit { pid, life, .. } if pid == Pid(tid) => Some(life),
+            _ => None,
+        })
+        .expect("the spinning thread's exit was seen")
+        .expect("an exit carries the thread's life");
+    println!("the spinner's life: {life:?}, its own CPU clock at the end: {cpu_us} µs");
+    // The kernel's count is the thread's own clock, read a moment before it exited.
+    let runtime_us = life.runtime_ns / 1_000;
+    assert!((cpu_us..cpu_us + 20_000).contains(&runtime_us), "{runtime_us} µs against its clock's {cpu_us}");
+    // Running or waiting to from its fork to its exit but for its few writes: runnable
+    // all its life, however busy the machine.
+    assert!(life.runtime_ns + life.wait_ns <= life.lived_ns, "{life:?}");
+    assert!(life.runnable_share() > 0.9, "{life:?}");
+}

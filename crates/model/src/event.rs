@@ -24,6 +24,37 @@ pub enum PrevState {
     Dead,
 }
 
+/// What a task did over its life, as the kernel counts it for every task
+/// (`se.sum_exec_runtime`, `sched_info.run_delay`, `nvcsw`, `nivcsw`, `start_time`) and
+/// the simulator for its own: carried by the task's [`EventKind::Exit`]. The behavior a
+/// program shows from run to run (a compressor runnable all its life, an editor
+/// asleep most of it) is learned from these.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Life {
+    /// Time on a CPU.
+    pub runtime_ns: Ns,
+    /// Time runnable but waiting for a CPU.
+    pub wait_ns: Ns,
+    /// From its start (its fork) to its exit.
+    pub lived_ns: Ns,
+    /// Switches away from it because it blocked (voluntary) and because it was
+    /// preempted (involuntary).
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+}
+
+impl Life {
+    /// The share of its life it was runnable (running or waiting for a CPU), 0..=1:
+    /// near 1 for a CPU-bound task whatever the competition for the CPUs (under it, the
+    /// waiting grows as the running shrinks), low for one that mostly sleeps.
+    pub fn runnable_share(&self) -> f64 {
+        if self.lived_ns == 0 {
+            return 0.0;
+        }
+        ((self.runtime_ns + self.wait_ns) as f64 / self.lived_ns as f64).min(1.0)
+    }
+}
+
 /// The arguments of a system call that identify what it acts on (the resource a later
 /// block is about, or the peer a signal goes to). Raw values as the kernel sees them;
 /// `None` where the call has no such argument.
@@ -64,8 +95,13 @@ pub enum EventKind {
     Exec { pid: Pid, tgid: Pid, comm: String, path: String },
     /// `parent` created `child`; `thread` when it shares the parent's address space.
     Fork { parent: Pid, child: Pid, thread: bool },
-    /// `pid` exited with `code`.
-    Exit { pid: Pid, code: i32 },
+    /// `pid` exited with `code`, having lived `life` (where the world that saw it knows).
+    Exit {
+        pid: Pid,
+        code: i32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        life: Option<Life>,
+    },
     /// `pid` entered system call `nr` (x86_64 number).
     SyscallEnter { pid: Pid, nr: u32, args: SyscallArgs },
     /// `pid` returned from system call `nr` with `ret` (negative errno on failure).

@@ -11,7 +11,7 @@ mod resource;
 mod syscall;
 mod syscall_table;
 
-pub use event::{Event, EventKind, PrevState, SyscallArgs};
+pub use event::{Event, EventKind, Life, PrevState, SyscallArgs};
 pub use layer::{ProviderLayer, SliceLayer};
 pub use policy::Policy;
 pub use resource::{FlockKind, Resource};
@@ -84,7 +84,7 @@ mod tests {
 
     #[test]
     fn sinks_collect_discard_and_fan_out_in_order() {
-        let e = |time| Event { time, kind: EventKind::Exit { pid: Pid(1), code: 0 } };
+        let e = |time| Event { time, kind: EventKind::Exit { pid: Pid(1), code: 0, life: None } };
         let (mut a, mut b) = (Vec::new(), Vec::new());
         {
             let mut both = (&mut a, (&mut b, ()));

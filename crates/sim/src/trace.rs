@@ -293,7 +293,7 @@ mod tests {
                 ev(3_500, EventKind::Wakeup { waker: Pid(9), wakee: Pid(7), cpu: 1 }),
                 switch(4_000, 1, 8, PrevState::Dead, 0),
                 switch(5_000, 0, 9, PrevState::Runnable, 7),
-                ev(6_250, EventKind::Exit { pid: Pid(7), code: 0 }),
+                ev(6_250, EventKind::Exit { pid: Pid(7), code: 0, life: None }),
             ],
         );
         let slices: Vec<_> = with_ph(&events, "X")

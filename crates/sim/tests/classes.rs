@@ -180,3 +180,52 @@ fn affinity_and_balance_on_two_cpus() {
     }
     assert!(runtime(&r, "free") > 950 * MS, "the free hog has CPU 0 to itself: {}", runtime(&r, "free"));
 }
+
+#[test]
+fn an_exit_carries_the_life_the_task_lived() {
+    // On one CPU, no costs: two 10 ms hogs under EEVDF, and a task that computes 1 ms,
+    // sleeps 9 ms and computes 1 ms more. Each hog is runnable all its life (running or
+    // waiting for the CPU); the sleeper is runnable only while it computes, or waits to.
+    let mut w = Workload::default();
+    let p = hog(&mut w, "work", 10 * MS);
+    let s =
+        w.add_program(Program::new("sleeper").op(Op::Compute(MS)).op(Op::Sleep(9 * MS)).op(Op::Compute(MS)));
+    w.tasks.push(task("a", p, Policy::Other, 0, 0));
+    w.tasks.push(task("b", p, Policy::Other, 0, 0));
+    w.tasks.push(TaskSpec::new("sleeper", s));
+    let (r, ev) = run(&w, 1, FairFlavor::Eevdf, &[("context_switch_ns", "0"), ("syscall_ns", "0")]);
+    let lives: Vec<(u32, schedlab_model::Life)> = ev
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Exit { pid, life: Some(life), .. } => Some((pid.0, life)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lives.len(), 3, "every exit carries its life: {lives:?}");
+    for (pid, life) in &lives {
+        let t = &r.tasks[*pid as usize - 1];
+        assert_eq!(
+            (life.runtime_ns, life.nvcsw, life.nivcsw),
+            (t.runtime_ns, t.nvcsw, t.nivcsw),
+            "{}",
+            t.name
+        );
+        assert_eq!(life.lived_ns, t.turnaround_ns, "{}", t.name);
+        assert_eq!(life.wait_ns, t.wait_ns, "{}", t.name);
+        if t.name == "sleeper" {
+            assert_eq!(life.runtime_ns, 2 * MS);
+            assert_eq!(
+                life.runtime_ns + life.wait_ns + 9 * MS,
+                life.lived_ns,
+                "asleep 9 ms, runnable the rest"
+            );
+            // It waited 8 ms behind the hogs: runnable 10 of its 19 ms.
+            assert_eq!((life.wait_ns, life.lived_ns), (8 * MS, 19 * MS));
+            assert_eq!(life.runnable_share(), 10.0 / 19.0);
+        } else {
+            assert_eq!(life.runtime_ns, 10 * MS);
+            assert_eq!(life.runtime_ns + life.wait_ns, life.lived_ns, "{}: never asleep", t.name);
+            assert_eq!(life.runnable_share(), 1.0);
+        }
+    }
+}

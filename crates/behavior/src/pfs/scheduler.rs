@@ -166,7 +166,7 @@ mod tests {
             ev(t0 + 15 * MS, switch(99, PrevState::Runnable, pid)),
             ev(t0 + 35 * MS, switch(pid, PrevState::Blocked, 0)),
             ev(t0 + 135 * MS, switch(0, PrevState::Runnable, pid)),
-            ev(t0 + 155 * MS, EventKind::Exit { pid: Pid(pid), code: 0 }),
+            ev(t0 + 155 * MS, EventKind::Exit { pid: Pid(pid), code: 0, life: None }),
             ev(t0 + 155 * MS, switch(pid, PrevState::Dead, 0)),
         ] {
             s.event(&e);
@@ -201,7 +201,7 @@ mod tests {
             ev(10 * MS, switch(1, PrevState::Runnable, 99)),
             ev(35 * MS, switch(1, PrevState::Blocked, 0)),
             ev(135 * MS, switch(0, PrevState::Runnable, 1)),
-            ev(155 * MS, EventKind::Exit { pid: Pid(1), code: 0 }),
+            ev(155 * MS, EventKind::Exit { pid: Pid(1), code: 0, life: None }),
             ev(155 * MS, switch(1, PrevState::Dead, 0)),
         ] {
             s.event(&e);

@@ -735,7 +735,7 @@ mod tests {
             f.call(2, Syscall::Close, rd, 0);
             assert!(f.providers(rd).is_empty());
             assert_eq!(f.providers(wr), vec![1], "closing the read side leaves the write side");
-            f.ev(EventKind::Exit { pid: Pid(1), code: 0 });
+            f.ev(EventKind::Exit { pid: Pid(1), code: 0, life: None });
             assert!(f.d.table().is_empty());
         }
     }
@@ -851,9 +851,9 @@ mod tests {
         f.wake(1, 2);
         assert_eq!(f.conf(s2, 1), 21);
         // The sender terminating leaves the list; the receiver terminating deletes its object.
-        f.ev(EventKind::Exit { pid: Pid(1), code: 0 });
+        f.ev(EventKind::Exit { pid: Pid(1), code: 0, life: None });
         assert_eq!(f.providers(s2), vec![4]);
-        f.ev(EventKind::Exit { pid: Pid(2), code: 0 });
+        f.ev(EventKind::Exit { pid: Pid(2), code: 0, life: None });
         assert!(f.d.object(&s2).is_none());
         assert!(f.d.provides(Pid(4)).is_empty());
         assert!(!signal_of_interest(None));
@@ -884,7 +884,7 @@ mod tests {
         f.call(2, Syscall::Semop, s, 0);
         f.blocks(1, Syscall::Semop, s);
         assert_eq!(f.requesters(s), vec![1]);
-        f.ev(EventKind::Exit { pid: Pid(1), code: 0 });
+        f.ev(EventKind::Exit { pid: Pid(1), code: 0, life: None });
         assert!(f.d.object(&q).is_none());
         assert_eq!(f.providers(s), vec![2]);
         assert!(f.requesters(s).is_empty());

@@ -359,8 +359,8 @@ mod tests {
         assert_eq!(w.d.feedback_due(&pick), Some(13 * MS));
         w.ev(EventKind::Wakeup { waker: Pid(4), wakee: Pid(3), cpu: 0 }, 0);
         assert_eq!(w.d.feedback_due(&pick), Some(13 * MS), "P3's entry still has 7 ms run");
-        w.ev(EventKind::Exit { pid: Pid(3), code: 0 }, 0);
-        w.ev(EventKind::Exit { pid: Pid(4), code: 0 }, 0);
+        w.ev(EventKind::Exit { pid: Pid(3), code: 0, life: None }, 0);
+        w.ev(EventKind::Exit { pid: Pid(4), code: 0, life: None }, 0);
         assert_eq!(w.d.feedback_due(&pick), None);
     }
 }

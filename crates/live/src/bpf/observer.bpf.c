@@ -82,6 +82,14 @@ struct files_struct {
 	struct fdtable *fdt;
 } __attribute__((preserve_access_index));
 
+struct sched_entity {
+	u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
+struct sched_info {
+	unsigned long long run_delay; /* time runnable on a run queue, not running */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	struct thread_info thread_info;
 	unsigned int flags;
@@ -91,6 +99,11 @@ struct task_struct {
 	int tgid;
 	char comm[16];
 	struct files_struct *files;
+	struct sched_entity se;
+	struct sched_info sched_info;
+	unsigned long nvcsw;
+	unsigned long nivcsw;
+	u64 start_time; /* CLOCK_MONOTONIC at the fork, ns */
 } __attribute__((preserve_access_index));
 
 struct linux_binprm {
@@ -149,8 +162,11 @@ struct rec {
 			    call the waker is in, when SWAP looks at it (NO_SYSCALL otherwise) */
 	s64 value;       /* switch: prev_state (report form); waking: target cpu; exit: exit code;
 			    fork: 1 = thread */
-	u64 args[3];     /* the call's first three arguments */
-	u64 ino;         /* the inode of the descriptor args[0] when fd_kind is set */
+	u64 args[3];     /* the call's first three arguments; exit: the task's life: CPU time,
+			    time runnable waiting, time since its fork (ns) */
+	u64 ino;         /* the inode of the descriptor args[0] when fd_kind is set; exit: its
+			    voluntary switches (and pid2, nr: the involuntary ones, low and
+			    high 32 bits) */
 	u32 fd_kind;     /* enum fd_kind */
 	u32 pad;
 	char comm[16];
@@ -589,6 +605,13 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	r->pid = p->pid;
 	r->tgid = pid_tgid >> 32;
 	r->value = p->exit_code;
+	r->args[0] = p->se.sum_exec_runtime;
+	r->args[1] = p->sched_info.run_delay;
+	r->args[2] = r->ts - p->start_time;
+	r->ino = p->nvcsw;
+	u64 nivcsw = p->nivcsw;
+	r->pid2 = (u32)nivcsw;
+	r->nr = (u32)(nivcsw >> 32);
 	bpf_probe_read_kernel(r->comm, sizeof(r->comm), p->comm);
 	bpf_ringbuf_submit(r, wakeup_flag());
 	return 0;

@@ -2,7 +2,7 @@
 //! on IPC objects, timers, signals and children.
 
 use rand::Rng;
-use schedlab_model::{EventKind, FlockKind, Ns, Pid, Resource, Syscall, SyscallArgs};
+use schedlab_model::{EventKind, FlockKind, Life, Ns, Pid, Resource, Syscall, SyscallArgs};
 
 use super::ipc::Attempt;
 use super::task::{LoopFrame, Phase, State, Task, Wait};
@@ -520,7 +520,19 @@ impl<F: FairClass> Engine<'_, F> {
     /// pipe), its locks go, its parent is told.
     fn exit_task(&mut self, pid: u32) {
         let now = self.now;
-        self.emit(|_| EventKind::Exit { pid: Pid(pid), code: 0 });
+        let cpu = self.tasks[pid as usize].cpu;
+        if self.rqs[cpu as usize].curr == pid {
+            self.account(cpu);
+        }
+        let s = &self.tasks[pid as usize].stats;
+        let life = Life {
+            runtime_ns: s.cpu_ns,
+            wait_ns: s.wait_ns,
+            lived_ns: now - s.started,
+            nvcsw: s.nvcsw,
+            nivcsw: s.nivcsw,
+        };
+        self.emit(|_| EventKind::Exit { pid: Pid(pid), code: 0, life: Some(life) });
         let t = &mut self.tasks[pid as usize];
         t.state = State::Dead;
         t.stats.exited = Some(now);

@@ -417,7 +417,7 @@ mod tests {
         assert_eq!(core.stats(&m).boosts_active, 1);
         // Exits while its boost lingers: the boost ends at once.
         let wakeup = m.event(EventKind::Wakeup { waker: Pid(20), wakee: Pid(10), cpu: 0 });
-        let exit = m.event(EventKind::Exit { pid: Pid(10), code: 0 });
+        let exit = m.event(EventKind::Exit { pid: Pid(10), code: 0, life: None });
         core.events(&[wakeup, exit], &mut m);
         assert!(m.take().contains(&end_server(&m)));
     }

@@ -137,7 +137,7 @@ impl FakeMachine {
     pub fn exit(&mut self, pid: u32) -> Event {
         self.processes.remove(&pid);
         self.tasks.remove(&pid);
-        self.event(EventKind::Exit { pid: Pid(pid), code: 0 })
+        self.event(EventKind::Exit { pid: Pid(pid), code: 0, life: None })
     }
 
     /// Process `pid` exec'd its program: the event that says so.

@@ -4,6 +4,8 @@
 
 /// CPU distribution planner of paper 000: fair share, weighted, isolation, co-location.
 pub mod distribution;
+/// What each program does from run to run, learned from its processes' lives.
+pub mod habits;
 pub mod learn;
 pub mod pfs;
 pub mod swap;

@@ -11,6 +11,7 @@
 
 mod confidence;
 mod error;
+mod habits;
 mod journal;
 mod path;
 mod pfs;
@@ -151,6 +152,13 @@ impl std::ops::Deref for TestStore {
     type Target = Store;
     fn deref(&self) -> &Store {
         &self.0
+    }
+}
+
+#[cfg(test)]
+impl std::ops::DerefMut for TestStore {
+    fn deref_mut(&mut self) -> &mut Store {
+        &mut self.0
     }
 }
 

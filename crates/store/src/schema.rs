@@ -145,6 +145,17 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX enforcer_trials_kernel ON enforcer_trials (kernel, enforcer, id);
     ",
+    // 7: each program's habits (behavior::habits), learned from its processes' lives:
+    // its lives of evidence and the CPU-bound ones among them (decayed), and when it was
+    // last seen (the daemon's count of lives, for pruning).
+    "
+    CREATE TABLE program_habits (
+        program   TEXT    PRIMARY KEY,
+        lives     REAL    NOT NULL,
+        cpu_bound REAL    NOT NULL,
+        seen      INTEGER NOT NULL
+    );
+    ",
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

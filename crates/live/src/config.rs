@@ -51,6 +51,13 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #   rt_priority = 1..99, rt_max_ms = 1..950
 #
 # [daemon] sets what the daemon does besides the classes (defaults shown):
+#   learn = false         learn each program's habits from its processes' lives (how
+#                         much of each life it was runnable, as the scheduler counts
+#                         it, at no cost but the exit), and give a program known to run
+#                         CPU-bound the class `background` at its exec, before it has
+#                         taken a slice from anyone, when no rule matches it
+#   learn_confidence = 0.8  how sure (0.5..1) that a program runs CPU-bound before it
+#                         is classed so (four CPU-bound runs in a row reach 0.8)
 #   model = false         classify processes no rule matches with the learned model,
 #                         from what they did in a profiling window
 #   model_confidence      the least probability (0..1) of the model's prediction that
@@ -150,6 +157,11 @@ struct RawConfig {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Daemon {
+    /// Learn each program's habits from its processes' lives, and class a program known
+    /// to run CPU-bound `background` at its exec (behavior::habits).
+    pub learn: bool,
+    /// How sure the habits must be that a program runs CPU-bound (0.5..1).
+    pub learn_confidence: f64,
     /// Classify processes no rule matches with the learned model.
     pub model: bool,
     /// The least probability of the model's prediction that is acted on (0..1);
@@ -210,6 +222,8 @@ impl Daemon {
 impl Default for Daemon {
     fn default() -> Self {
         Daemon {
+            learn: false,
+            learn_confidence: schedlab_behavior::habits::MIN_CONFIDENCE,
             // Off until it shows no loss in the suite (see the built-in configuration).
             model: false,
             model_confidence: None,
@@ -463,6 +477,10 @@ impl Config {
         if let Some(c) = d.model_confidence.filter(|c| !(0.0..=1.0).contains(c)) {
             return Err(err(None, format!("[daemon] model_confidence = {c} is outside 0..1")));
         }
+        if !(0.5..=1.0).contains(&d.learn_confidence) {
+            let c = d.learn_confidence;
+            return Err(err(None, format!("[daemon] learn_confidence = {c} is outside 0.5..1")));
+        }
         Ok(Config { rules, classes, daemon: raw.daemon })
     }
 }
@@ -545,6 +563,8 @@ mod tests {
         assert!(e.to_string().contains("binds nothing"), "{e}");
         let e = Config::parse("[daemon]\nmodel_confidence = 1.5\n", "f").unwrap_err();
         assert!(e.to_string().contains("model_confidence"), "{e}");
+        let e = Config::parse("[daemon]\nlearn_confidence = 0.4\n", "f").unwrap_err();
+        assert!(e.to_string().contains("learn_confidence = 0.4 is outside 0.5..1"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub enum ClassReason {
     Rule { index: usize, rule: String },
     /// The learned model's prediction from the process's behavior.
     Model { label: String, confidence: f64 },
+    /// Its program is known to run CPU-bound from its earlier runs (`runs`: the lives
+    /// of evidence, decayed), with `confidence`.
+    Learned { program: String, confidence: f64, runs: f64 },
     /// A forked child that has not exec'd: its parent's class.
     Inherited { parent: u32 },
     /// No rule matched; the model will classify it once it has been watched long enough.

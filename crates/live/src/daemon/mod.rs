@@ -378,6 +378,14 @@ impl<'s> Daemon<'s> {
             None
         };
         let model = d.model.then(|| Box::new(Classifier::shipped()) as Box<dyn Predictor>);
+        let habits = match d.learn {
+            true => Some(
+                store
+                    .load_habits()
+                    .map_err(|source| DaemonError::Knowledge { what: "programs' habits", source })?,
+            ),
+            false => None,
+        };
         let mut deps = DependencyRecorder::new();
         let kept: HashMap<(String, String), u32> = store
             .confidences()
@@ -397,6 +405,7 @@ impl<'s> Daemon<'s> {
             deps,
             slices,
             model,
+            habits,
         };
         let tunables = schedlab_ext::plan::Tunables {
             slice_ns: d.ext_slice_ms * 1_000_000,
@@ -596,8 +605,9 @@ impl<'s> Daemon<'s> {
         value.unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
     }
 
-    /// Keeps what was learned in the store: every program's PFS, and SWAP's confidence
-    /// per provider program and resource kind (the mean over its provider entries now).
+    /// Keeps what was learned in the store: every program's PFS, SWAP's confidence per
+    /// provider program and resource kind (the mean over its provider entries now), and
+    /// the programs' habits.
     fn save_knowledge(&mut self) {
         let Some(store) = &mut self.knowledge else { return };
         let _ = store.journal_prune(JOURNAL_KEEP);
@@ -605,6 +615,9 @@ impl<'s> Daemon<'s> {
             let _ = store.save_pfs(pfs);
         }
         let _ = store.save_confidences(&self.core.confidences(&self.live));
+        if let Some(habits) = self.core.habits() {
+            let _ = store.save_habits(habits);
+        }
     }
 }
 

@@ -274,6 +274,12 @@ pub fn reason_text(reason: &serde_json::Value) -> String {
             reason.get("confidence").and_then(|v| v.as_f64()).unwrap_or(0.0) * 100.0
         ),
         Some("inherited") => format!("parent {}'s class", s("parent").unwrap_or_default()),
+        Some("learned") => format!(
+            "learned: {} runs CPU-bound ({:.0} % sure over {:.1} runs)",
+            s("program").unwrap_or_default(),
+            reason.get("confidence").and_then(|v| v.as_f64()).unwrap_or(0.0) * 100.0,
+            reason.get("runs").and_then(|v| v.as_f64()).unwrap_or(0.0)
+        ),
         Some("watching") => "watching (no rule; the model decides soon)".into(),
         Some("unclassified") => format!("unclassified: {}", s("why").unwrap_or_default()),
         Some("kernel_thread") => "kernel thread (left alone)".into(),

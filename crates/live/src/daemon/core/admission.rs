@@ -75,8 +75,13 @@ impl Core {
 
     /// A process to know of: a new one (exec) or one running at start. Rules classify
     /// it now; the model later.
-    fn classify_new(&mut self, pid: u32, exec: bool, m: &mut dyn Machine) {
+    pub(super) fn classify_new(&mut self, pid: u32, exec: bool, m: &mut dyn Machine) {
         let Some(info) = m.process(pid) else { return };
+        if self.habits.is_some() && !info.exe.is_empty() {
+            // Known from its exec already, or (running at start) from /proc: its exit
+            // teaches its program.
+            self.programs.entry(pid).or_insert_with(|| info.exe.clone());
+        }
         let parent_comm = m.process(info.ppid).map(|p| p.comm).unwrap_or_default();
         let matched = classes::by_rules(&self.config, &info, &parent_comm);
         let existing = self.procs.remove(&pid).filter(|p| p.info.start_time == info.start_time);
@@ -104,10 +109,18 @@ impl Core {
                 p.reason = reason;
             }
             None if exec || p.class.is_none() => {
-                p.class = None;
                 p.first_seen = m.now();
-                p.reason = self.unclassified();
-                p.state = State::Left(stats::reason_text(&stats::reason_json(&p.reason)));
+                match self.learned_class(&p.info.exe) {
+                    Some((class, reason)) => {
+                        p.class = Some(class);
+                        p.reason = reason;
+                    }
+                    None => {
+                        p.class = None;
+                        p.reason = self.unclassified();
+                        p.state = State::Left(stats::reason_text(&stats::reason_json(&p.reason)));
+                    }
+                }
             }
             None => {}
         }
@@ -200,6 +213,7 @@ impl Core {
             return;
         }
         self.arrivals.gone(tgid);
+        self.programs.remove(&tgid);
         self.forget(tgid, m);
         if let Some(b) = &mut self.booster {
             b.provider_gone(tgid);

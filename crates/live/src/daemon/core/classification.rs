@@ -52,7 +52,10 @@ impl Core {
         if matches!(p.state, State::Released(_)) {
             return;
         }
-        if m.age(p.info.start_time) < Duration::from_millis(self.config.daemon.min_age_ms) {
+        // A program known to run CPU-bound is changed at its exec: its jobs may be
+        // short, and each repays the change from its first slice.
+        let learned = matches!(p.reason, ClassReason::Learned { .. });
+        if !learned && m.age(p.info.start_time) < Duration::from_millis(self.config.daemon.min_age_ms) {
             self.set_state(pid, State::Young);
             return;
         }

@@ -103,7 +103,9 @@ impl FakeMachine {
 
     /// A core with configuration `config` (TOML) and `model`, started now, on this
     /// machine's two CPUs.
+    /// With `learn = true`, it knows no program's habits yet.
     pub fn core(&self, config: &str, model: Option<Box<dyn Predictor>>) -> Core {
+        let config = Config::parse(config, "test.toml").expect("a valid configuration");
         let setup = Setup {
             cpus: vec![0, 1],
             self_pid: SELF_PID,
@@ -111,8 +113,9 @@ impl FakeMachine {
             deps: DependencyRecorder::with_detector(SwapDetector::new(SwapParams::default())),
             slices: None,
             model,
+            habits: config.daemon.learn.then(schedlab_behavior::habits::Habits::default),
         };
-        Core::new(Config::parse(config, "test.toml").expect("a valid configuration"), setup, self.now())
+        Core::new(config, setup, self.now())
     }
 
     /// Starts process `pid` named `comm` (program `/usr/bin/<comm>`, a child of pid 1)
@@ -135,9 +138,14 @@ impl FakeMachine {
 
     /// Process `pid` exits: the event that says so.
     pub fn exit(&mut self, pid: u32) -> Event {
+        self.exit_having_lived(pid, None)
+    }
+
+    /// Process `pid` exits, its main thread having lived `life`.
+    pub fn exit_having_lived(&mut self, pid: u32, life: Option<schedlab_model::Life>) -> Event {
         self.processes.remove(&pid);
         self.tasks.remove(&pid);
-        self.event(EventKind::Exit { pid: Pid(pid), code: 0, life: None })
+        self.event(EventKind::Exit { pid: Pid(pid), code: 0, life })
     }
 
     /// Process `pid` exec'd its program: the event that says so.

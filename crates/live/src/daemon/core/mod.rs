@@ -14,6 +14,8 @@
 //! - `admission`: exec, fork and exit; new processes (`arrivals`) taken in once they
 //!   have lived `min_age_ms`, and classified by the rules.
 //! - `classification`: a class applied; the profiling windows and the model.
+//! - `learning`: each program's habits from its processes' lives; a program known to
+//!   run CPU-bound classed at its exec.
 //! - `placement`: the planning period.
 //! - `boosting`: provider boosts; `slicing`: burst-aware slices.
 //! - `report`: statistics, `explain`, the knowledge to keep.
@@ -25,6 +27,7 @@ mod classification;
 mod decision;
 #[cfg(test)]
 mod fake;
+mod learning;
 mod placement;
 mod report;
 mod slicing;
@@ -69,6 +72,8 @@ pub struct Setup {
     pub slices: Option<Slices>,
     /// The model, when it is on.
     pub model: Option<Box<dyn Predictor>>,
+    /// The programs' habits kept from earlier runs, when learning is on.
+    pub habits: Option<schedlab_behavior::habits::Habits>,
 }
 
 /// Whether schedlab manages a process.
@@ -167,6 +172,9 @@ pub struct Core {
     booster: Option<Booster>,
     slices: Option<Slices>,
     model: Option<Box<dyn Predictor>>,
+    /// Each program's habits, when learning is on, and the program each process runs.
+    habits: Option<schedlab_behavior::habits::Habits>,
+    programs: HashMap<u32, String>,
     procs: BTreeMap<u32, Proc>,
     /// Thread → process, for threads seen.
     tgids: HashMap<u32, u32>,
@@ -221,6 +229,8 @@ impl Core {
             booster,
             slices: setup.slices,
             model: setup.model,
+            habits: setup.habits,
+            programs: HashMap::new(),
             procs: BTreeMap::new(),
             tgids: HashMap::new(),
             arrivals: Arrivals::default(),
@@ -275,11 +285,13 @@ impl Core {
             match &e.kind {
                 EventKind::Exec { tgid, pid, comm, path } => {
                     self.tgids.insert(pid.0, tgid.0);
-                    self.arrivals.push(Arrival { pid: tgid.0, parent: None, seen: m.now() });
+                    // PFS and the habits know a program by its path, else its comm.
+                    let program = if path.is_empty() { comm } else { path };
+                    if !self.exec_learned(tgid.0, program, m) {
+                        self.arrivals.push(Arrival { pid: tgid.0, parent: None, seen: m.now() });
+                    }
                     self.watch_if_high(tgid.0, m);
                     if self.slices.is_some() {
-                        // PFS knows a program by its path, else its comm.
-                        let program = if path.is_empty() { comm } else { path };
                         self.flow_at_exec(*tgid, program, m);
                     }
                 }
@@ -299,7 +311,12 @@ impl Core {
                         self.mark_urgent(child.0, m);
                     }
                 }
-                EventKind::Exit { pid, .. } => self.exited(*pid, m),
+                EventKind::Exit { pid, life, .. } => {
+                    if let Some(life) = life {
+                        self.learn_life(pid.0, life);
+                    }
+                    self.exited(*pid, m);
+                }
                 EventKind::Block { pid, .. }
                     if self.booster.is_some() && last_wakeup.get(pid).is_none_or(|&w| w < i) =>
                 {

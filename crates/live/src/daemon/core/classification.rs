@@ -7,11 +7,12 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use schedlab_behavior::learn::{Classifier, ProcessProfile};
-use schedlab_model::{Ns, Policy};
+use schedlab_model::{Ns, Pid, Policy};
 
 use super::{Change, Core, Decision, Machine, Outcome, State};
 use crate::activity::Activity;
 use crate::config::ClassPolicy;
+use crate::daemon::boost::Rank;
 use crate::daemon::classes::ClassReason;
 use crate::daemon::stats;
 use crate::daemon::windows::Turn;
@@ -57,6 +58,20 @@ impl Core {
         let learned = matches!(p.reason, ClassReason::Learned { .. });
         if !learned && m.age(p.info.start_time) < Duration::from_millis(self.config.daemon.min_age_ms) {
             self.set_state(pid, State::Young);
+            return;
+        }
+        // A class the habits or the model gave only ever lowers: a process already at or
+        // below it (a person's `nice -n 19 make`, SCHED_IDLE) or real time (set so on
+        // purpose) keeps what it has.
+        let guessed = matches!(p.reason, ClassReason::Learned { .. } | ClassReason::Model { .. });
+        let already_low = match m.rank(Pid(pid)) {
+            Some(Rank::Fair { nice }) => class.nice.is_some_and(|n| nice >= i32::from(n)),
+            Some(Rank::Rt { .. } | Rank::Idle) => true,
+            None => false,
+        };
+        if guessed && already_low {
+            let why = format!("class {class_name}: it runs at or below that already, which it keeps");
+            self.set_state(pid, State::Left(why));
             return;
         }
         self.set_state(pid, State::Managed);

@@ -119,6 +119,41 @@ mod tests {
     }
 
     #[test]
+    fn a_learned_class_never_raises_a_process_already_lower() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(CONFIG, None);
+        for pid in 400..404 {
+            m.spawn(pid, "xz", Duration::ZERO);
+            core.events(&[m.exec(pid)], &mut m);
+            let exit = m.exit_having_lived(pid, hog());
+            core.events(&[exit], &mut m);
+        }
+        // A person's `nice -n 19` build: its xz is born at 19 and stays there; one at
+        // SCHED_IDLE stays idle; one at nice 0 is lowered.
+        m.spawn(410, "xz", Duration::ZERO).settings.nice = 19;
+        m.spawn(411, "xz", Duration::ZERO).settings.policy = Policy::Idle;
+        m.spawn(412, "xz", Duration::ZERO);
+        for pid in 410..413 {
+            core.events(&[m.exec(pid)], &mut m);
+        }
+        let touched: Vec<u32> = m
+            .take()
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Set { process, .. } => Some(process.pid.0),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(touched, [412, 412], "only the one at nice 0, its nice and policy");
+        let why = |pid| core.explain(pid, &m).unwrap().process.state.clone();
+        assert_eq!(
+            why(410),
+            "left alone: class background: it runs at or below that already, which it keeps"
+        );
+        assert_eq!(why(411), why(410));
+    }
+
+    #[test]
     fn rules_come_first_and_without_learning_nothing_is_learned() {
         let mut m = FakeMachine::new();
         // A rule gives xz a class that changes nothing: its habits do not override it.

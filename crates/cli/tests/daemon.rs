@@ -972,3 +972,58 @@ fn processes_joined_by_a_pipe_share_a_cpu() {
     interrupt(daemon);
     drop(pair);
 }
+
+/// `learn = true`: a CPU-bound program run four times (each too short for `min_age_ms`
+/// and untouched) is known by its fifth exec, which gets the `background` class at once;
+/// `explain` says it was learned; the habit is kept in the store; Ctrl-C restores.
+#[test]
+fn a_program_learned_cpu_bound_is_lowered_at_its_next_exec() {
+    require_root_and_two_cpus();
+    let _quiet = exclusive();
+    let s = Scratch::new("learn");
+    let (nice0, _) = own();
+    // A learned class only lowers: below this test's own nice.
+    assert!(nice0 < 19, "the test runs at nice 19: there is no lower nice to learn into");
+    let lowered = (nice0 + 5).min(19);
+    let config = s.path("learn.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[class.background]\nnice = {lowered}\n\
+             [daemon]\nlearn = true\nmodel = false\nboost = false\nslices = false\n"
+        ),
+    )
+    .unwrap();
+    let daemon = start_daemon(&s, &config, &[]);
+    // A busy shell loop under a name and path of its own: runnable all its life.
+    let hog = s.path("sd-learn-hog");
+    std::fs::copy("/bin/dash", &hog).unwrap();
+    let spin = |loops: u32| {
+        Command::new(&hog)
+            .arg("-c")
+            .arg(format!("i=0; while [ $i -lt {loops} ]; do i=$((i+1)); done"))
+            .launch()
+    };
+    for _ in 0..4 {
+        let mut job = spin(200_000);
+        assert!(job.wait().unwrap().success());
+    }
+    let exec = Instant::now();
+    let job = Killed(spin(50_000_000));
+    let pid = job.0.id();
+    while nice(pid) != lowered {
+        assert!(exec.elapsed() < HANG, "the fifth run keeps nice {} after {HANG:?}", nice(pid));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    eprintln!("the fifth run of a learned hog lowered {:?} after its exec", exec.elapsed());
+    let socket = s.path("schedlab.sock");
+    let explained = schedlab(&["explain", &pid.to_string(), "--socket", socket.to_str().unwrap()]);
+    assert!(explained.contains(&format!("learned: {} runs CPU-bound", hog.display())), "{explained}");
+    let err = interrupt(daemon);
+    assert!(err.contains("restored"), "{err}");
+    assert_eq!(nice(pid), nice0, "Ctrl-C gives the nice back");
+    let kept = schedlab_store::Store::open(s.path("schedlab.db")).unwrap().load_habits().unwrap();
+    let habit = kept.get(&hog.display().to_string()).copied();
+    // Four CPU-bound lives, decayed (1 + d + d² + d³ = 3.53), all of them CPU-bound.
+    assert!(habit.is_some_and(|h| h.lives > 3.5 && h.cpu_bound == h.lives), "kept: {habit:?}");
+}

@@ -64,12 +64,7 @@ impl Core {
         // below it (a person's `nice -n 19 make`, SCHED_IDLE) or real time (set so on
         // purpose) keeps what it has.
         let guessed = matches!(p.reason, ClassReason::Learned { .. } | ClassReason::Model { .. });
-        let already_low = match m.rank(Pid(pid)) {
-            Some(Rank::Fair { nice }) => class.nice.is_some_and(|n| nice >= i32::from(n)),
-            Some(Rank::Rt { .. } | Rank::Idle) => true,
-            None => false,
-        };
-        if guessed && already_low {
+        if guessed && self.already_low(pid, &class_name, m) {
             let why = format!("class {class_name}: it runs at or below that already, which it keeps");
             self.set_state(pid, State::Left(why));
             return;
@@ -88,6 +83,18 @@ impl Core {
             };
             let change = self.policy_change(pid, policy, priority);
             self.change(pid, change, &why, m);
+        }
+    }
+
+    /// Whether process `pid` runs at or below class `class` already (its nice at or
+    /// above the class's, SCHED_IDLE), or real time: what a class the habits or the
+    /// model gave leaves as it is.
+    pub(super) fn already_low(&self, pid: u32, class: &str, m: &dyn Machine) -> bool {
+        let nice = self.config.classes.get(class).and_then(|c| c.nice);
+        match m.rank(Pid(pid)) {
+            Some(Rank::Fair { nice: now }) => nice.is_some_and(|n| now >= i32::from(n)),
+            Some(Rank::Rt { .. } | Rank::Idle) => true,
+            None => false,
         }
     }
 

@@ -26,13 +26,15 @@ impl Core {
 
     /// Process `tgid` exec'd `program`: remembered for its exit; if the program is known
     /// to run CPU-bound, it is taken in at once (its class applied now, whatever its
-    /// age). Whether it was.
+    /// age), unless it runs at or below the class already (a build a person reniced:
+    /// a system call tells, where taking it in reads /proc). Whether it was.
     pub(super) fn exec_learned(&mut self, tgid: u32, program: &str, m: &mut dyn Machine) -> bool {
         if self.habits.is_none() {
             return false;
         }
         self.programs.insert(tgid, program.to_string());
-        if self.learned_class(program).is_none() {
+        let Some((class, _)) = self.learned_class(program) else { return false };
+        if self.already_low(tgid, &class, m) {
             return false;
         }
         self.classify_new(tgid, true, m);
@@ -145,6 +147,10 @@ mod tests {
             })
             .collect();
         assert_eq!(touched, [412, 412], "only the one at nice 0, its nice and policy");
+        // The other two are taken in as any new process, after min_age_ms, and left.
+        m.advance(Duration::from_secs(2));
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![]);
         let why = |pid| core.explain(pid, &m).unwrap().process.state.clone();
         assert_eq!(
             why(410),

@@ -55,7 +55,9 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #                         much of each life it was runnable, as the scheduler counts
 #                         it, at no cost but the exit), and give a program known to run
 #                         CPU-bound the class `background` at its exec, before it has
-#                         taken a slice from anyone, when no rule matches it
+#                         taken a slice from anyone, when no rule matches it (off
+#                         until a program a person looks at, an uncapped game that
+#                         runs CPU-bound, can be told apart from a build's jobs)
 #   learn_confidence = 0.8  how sure (0.5..1) that a program runs CPU-bound before it
 #                         is classed so (four CPU-bound runs in a row reach 0.8)
 #   model = false         classify processes no rule matches with the learned model,

@@ -1065,7 +1065,9 @@ impl Runner<'_> {
         let missed = rows.iter().filter(|r| r.slack_us < 0).count();
         let mut wake_ups: BTreeMap<u32, u64> = BTreeMap::new();
         for r in &rows {
-            *wake_ups.entry(u32::try_from(r.wu_lat_us).unwrap_or(u32::MAX)).or_default() += 1;
+            // A frame that began late, its activation passed, had no wake-up to wait for.
+            let us = u32::try_from(r.wu_lat_us.max(0)).unwrap_or(u32::MAX);
+            *wake_ups.entry(us).or_default() += 1;
         }
         Ok(Frames {
             missed_pct: missed as f64 / rows.len() as f64 * 100.0,

@@ -409,14 +409,15 @@ fn parse_counters(schedstat: &str, status: &str) -> Option<Sample> {
 /// when the phase iteration started and ended (µs, monotonic clock), and for a phase
 /// with a timer its slack (µs left before the next activation when the phase's work
 /// was done; below zero the period was missed) and its wake-up latency (µs from the
-/// timer's activation to the thread running).
+/// timer's activation to the thread running; below zero when the thread did not sleep,
+/// the activation having passed, which rt-app 1.0 prints as a 64-bit unsigned number).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct LogRow {
     pub perf: u64,
     pub start_us: u64,
     pub end_us: u64,
     pub slack_us: i64,
-    pub wu_lat_us: u64,
+    pub wu_lat_us: i64,
 }
 
 /// The data lines of every `rtapp-*.log` in `dir`: columns `idx perf run period start
@@ -441,15 +442,17 @@ fn parse_log(text: &str) -> Vec<LogRow> {
     text.lines()
         .filter(|l| !l.trim_start().starts_with('#'))
         .filter_map(|l| {
-            let c: Vec<i64> = l.split_whitespace().take(11).map(|w| w.parse().ok()).collect::<Option<_>>()?;
+            let c: Vec<i128> =
+                l.split_whitespace().take(11).map(|w| w.parse().ok()).collect::<Option<_>>()?;
             let unsigned = |i: usize| u64::try_from(c[i]).ok();
             (c.len() == 11).then_some(())?;
             Some(LogRow {
                 perf: unsigned(1)?,
                 start_us: unsigned(4)?,
                 end_us: unsigned(5)?,
-                slack_us: c[7],
-                wu_lat_us: unsigned(10)?,
+                slack_us: i64::try_from(c[7]).ok()?,
+                // A negative latency printed unsigned: its 64 bits, read back as signed.
+                wu_lat_us: unsigned(10)? as i64,
             })
         })
         .collect()
@@ -489,6 +492,10 @@ mod tests {
             parse_log("   2   588235    35627    35659     12502261305     12502296964\n").is_empty(),
             "a line cut short"
         );
+        // A shared timer's thread that found its activation passed: rt-app 1.0 prints
+        // the negative latency unsigned.
+        let late = "   0   127980     2023    80025     10733078123     10733158147             225      77928       2000      40000 18446744073709511687\n";
+        assert_eq!(parse_log(late)[0].wu_lat_us, -39_929);
     }
 
     #[test]

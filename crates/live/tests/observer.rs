@@ -271,6 +271,14 @@ fn gettid() -> u32 {
     unsafe { libc::syscall(libc::SYS_gettid) as u32 }
 }
 
+/// The calling thread's CPU time.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// A line the test harness does not capture.
 fn say(line: &str) {
     use std::io::Write;
@@ -429,19 +437,13 @@ const BURSTS: usize = 5;
 #[test]
 #[ignore = "helper process of run_bursts_of_a_child_are_measured_from_its_switches"]
 fn helper_bursts() {
-    let cpu_time = || {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: a valid timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-    };
     say(&format!("tid {}", gettid()));
     std::thread::sleep(Duration::from_millis(100));
     let mut walls = Vec::new();
     for _ in 0..BURSTS {
         let wall = Instant::now();
-        let start = cpu_time();
-        while cpu_time() - start < BURST {
+        let start = thread_cpu_time();
+        while thread_cpu_time() - start < BURST {
             std::hint::spin_loop();
         }
         walls.push(wall.elapsed().as_micros().to_string());
@@ -796,17 +798,11 @@ fn the_sched_events_can_be_switched_at_run_time() {
 #[test]
 #[ignore = "helper process of an_exit_carries_the_life_the_kernel_counted"]
 fn helper_spin() {
-    let cpu_time = || {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: a valid timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-    };
     say(&format!("tid {}", gettid()));
-    while cpu_time() < Duration::from_millis(100) {
+    while thread_cpu_time() < Duration::from_millis(100) {
         std::hint::spin_loop();
     }
-    say(&format!("cpu {}", cpu_time().as_micros()));
+    say(&format!("cpu {}", thread_cpu_time().as_micros()));
 }
 
 #[test]

@@ -28,6 +28,10 @@
 //! - Programs are known by their executable's path; an interpreter is one program
 //!   whatever it runs, so a Python that runs CPU-bound jobs and a Python GUI share one
 //!   confidence (mixed habits keep it below the threshold).
+//! - **A program seen drawing for a person** (a process of it had a display library
+//!   mapped: [`Habits::mark_draws`]) is never known to run CPU-bound, whatever its
+//!   lives: an uncapped game runs as CPU-bound as a compressor, and only what it is
+//!   made of tells them apart.
 
 use std::collections::HashMap;
 
@@ -69,12 +73,14 @@ impl Evidence {
 }
 
 /// What is known of one program: its lives of evidence and how many ran CPU-bound, both
-/// decayed, and when it was last seen (a sequence number, for pruning).
+/// decayed, when it was last seen (a sequence number, for pruning), and whether it was
+/// seen drawing for a person.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Habit {
     pub lives: f64,
     pub cpu_bound: f64,
     pub seen: u64,
+    pub draws: bool,
 }
 
 impl Habit {
@@ -125,21 +131,42 @@ impl Habits {
         if evidence == Evidence::None {
             return evidence;
         }
+        let clock = self.tick();
+        self.entry(program).add(evidence, clock);
+        evidence
+    }
+
+    /// `program` was seen drawing for a person: it is never known to run CPU-bound.
+    /// Whether that is news.
+    pub fn mark_draws(&mut self, program: &str) -> bool {
+        let clock = self.tick();
+        let h = self.entry(program);
+        h.seen = clock;
+        !std::mem::replace(&mut h.draws, true)
+    }
+
+    /// The next value of the clock.
+    fn tick(&mut self) -> u64 {
         self.clock += 1;
+        self.clock
+    }
+
+    /// `program`'s habit, made if it is new (the least recently seen program making
+    /// room for it).
+    fn entry(&mut self, program: &str) -> &mut Habit {
         if !self.by_program.contains_key(program) && self.by_program.len() >= MAX_PROGRAMS {
             let oldest = self.by_program.iter().min_by_key(|(_, h)| h.seen).map(|(p, _)| p.clone());
             if let Some(p) = oldest {
                 self.by_program.remove(&p);
             }
         }
-        self.by_program.entry(program.to_string()).or_default().add(evidence, self.clock);
-        evidence
+        self.by_program.entry(program.to_string()).or_default()
     }
 
     /// Whether `program` is known to run CPU-bound: its confidence, if at least
-    /// `min_confidence`.
+    /// `min_confidence` (never for a program seen drawing).
     pub fn cpu_bound(&self, program: &str, min_confidence: f64) -> Option<CpuBound> {
-        let h = self.by_program.get(program)?;
+        let h = self.by_program.get(program).filter(|h| !h.draws)?;
         let confidence = h.confidence();
         (confidence >= min_confidence).then_some(CpuBound { confidence, lives: h.lives })
     }
@@ -218,6 +245,24 @@ mod tests {
         assert_eq!(h.get("/usr/bin/xz"), Some(&before));
         assert!(h.get("/bin/ls").is_none() && h.record("/bin/ls", &life(1, 0, 1)) == Evidence::None);
         assert!(h.get("/bin/ls").is_none(), "no evidence, no entry");
+    }
+
+    #[test]
+    fn a_program_seen_drawing_is_never_known_cpu_bound() {
+        let mut h = Habits::default();
+        for _ in 0..10 {
+            h.record("/usr/games/uncapped", &life(35, 100, 135));
+        }
+        assert!(h.cpu_bound("/usr/games/uncapped", MIN_CONFIDENCE).is_some());
+        assert!(h.mark_draws("/usr/games/uncapped"), "news the first time");
+        assert!(!h.mark_draws("/usr/games/uncapped"), "not the second");
+        assert!(h.cpu_bound("/usr/games/uncapped", 0.5).is_none());
+        // A program seen drawing before any life it lived is kept so.
+        assert!(h.mark_draws("/usr/bin/glxgears"));
+        for _ in 0..10 {
+            h.record("/usr/bin/glxgears", &life(35, 100, 135));
+        }
+        assert!(h.cpu_bound("/usr/bin/glxgears", 0.5).is_none() && h.get("/usr/bin/glxgears").unwrap().draws);
     }
 
     #[test]

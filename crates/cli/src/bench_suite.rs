@@ -46,13 +46,19 @@ Examples:
 /// 24 % of each period of work, HZ periods a second) beside N loops per CPU of `xz -6`
 /// restarted as each job ends (fresh, unpinned processes), started 1 s before it: the
 /// frames missed (%), the thread's wake-up latency p99 over all runs pooled, and the
-/// load's pace (ms per job per loop, the harm guard); `frames-…-reniced` is the same
-/// with the load at nice 19, what a person does by hand, to hold schedlab against.
+/// load's pace (ms per job per loop, the harm guard); `response-Nx`, 12 keystroke-like
+/// programs (each sleeps a random 50-500 ms, wakes, works a random 1-5 ms of CPU time)
+/// beside the same load (none at 0x, the unloaded reference): the response time's p99
+/// and p99.9 from the wake-up each asked for to its work done, pooled, their ratio to
+/// the unloaded row's, and the load's pace; `…-reniced` is the same with the load at
+/// nice 19, what a person does by hand, to hold schedlab against.
 ///
 /// Per workload and metric the table gives both sides' medians, the median of the
 /// per-round ratios schedlab/bare (lower is better), its 95 % bootstrap interval and
 /// the verdict: loss when the ratio is above 1.03 or the interval reaches above 1.05,
-/// win when the whole interval is below 1, neutral otherwise. Then the machine's own
+/// win when the whole interval is below 1, neutral otherwise (and neutral when the
+/// frames missed differ by one frame of a run or less: a ratio over a bare zero says
+/// nothing then). Then the machine's own
 /// noise (how far a timed workload's bare runs stray from their median between rounds:
 /// where it passes a few percent, an interval within ±5 % takes more rounds or a
 /// quieter hour), and what the daemon cost: its CPU time while it ran, its peak resident memory, its share of one CPU on the
@@ -93,6 +99,11 @@ pub struct SuiteOpts {
     /// (default 60s; 10s with --quick; 0 skips it).
     #[arg(long, value_parser = schedlab_sim::parse_duration, value_name = "DURATION")]
     idle: Option<Ns>,
+    /// Start each round's daemon with a new store (cold: knowing no program's habits nor
+    /// any provider). By default the daemons of one suite share a store, so that from
+    /// the second round on each starts warm, as a daemon restarted on a machine does.
+    #[arg(long)]
+    cold: bool,
     /// The longest the whole suite may take.
     #[arg(long, value_parser = crate::args::duration, default_value = "40m", value_name = "DURATION")]
     time_limit: Ns,
@@ -164,6 +175,7 @@ pub fn run(opts: &SuiteOpts) -> Result<()> {
         enforcer: enforcer.map_or(schedlab_live::daemon::Enforcer::Auto, Into::into),
         workloads,
         sizes: if opts.quick { Sizes::quick() } else { Sizes::full() },
+        cold: opts.cold,
         rounds: opts.rounds.map_or(if opts.quick { 3 } else { 10 }, |r| r as usize),
         idle: opts.idle.map_or(Duration::from_secs(default_idle), Duration::from_nanos),
         time_limit: Duration::from_nanos(opts.time_limit),
@@ -256,8 +268,12 @@ fn value(v: f64, unit: &str) -> String {
 fn write_text(out: &mut impl Write, r: &schedlab_lab::bench::suite::SuiteReport) -> io::Result<()> {
     writeln!(
         out,
-        "schedlab run ({} configuration) against bare Linux: {} CPUs, {} rounds A-B-B-A, {:.0} s",
-        r.config, r.cpus, r.rounds, r.wall_s
+        "schedlab run ({} configuration, {}) against bare Linux: {} CPUs, {} rounds A-B-B-A, {:.0} s",
+        r.config,
+        if r.cold { "each daemon cold" } else { "warm from the second round" },
+        r.cpus,
+        r.rounds,
+        r.wall_s
     )?;
     let mut t = Table::new(&[
         ("WORKLOAD", Align::Left),

@@ -312,6 +312,23 @@ impl<'s> Actuator<'s> {
         Ok(true)
     }
 
+    /// Undoes every pending change of `process`, newest first (its cgroup before the
+    /// rest, as [`Actuator::restore_all`] does): it gets back what it had before this
+    /// run changed it. Returns how many changes were undone.
+    pub fn restore(&mut self, process: &ProcessHandle) -> Result<usize> {
+        let key = process.key();
+        let mut undone = 0;
+        let mut order = Setting::ALL;
+        order.sort_by_key(|&w| w != Setting::Cgroup);
+        for what in order {
+            while let Some(id) = self.stacks.get(&(key, what)).and_then(|s| s.last()).map(|m| m.id) {
+                self.revert(process, id)?;
+                undone += 1;
+            }
+        }
+        Ok(undone)
+    }
+
     /// Takes over a child that inherited settings schedlab changed on its parent (the
     /// kernel copies affinity, nice and policy at fork): for each setting with a pending
     /// change on `parent`, the child gets a journal entry whose old value is the

@@ -16,11 +16,14 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #
 # It is made to do no harm: `schedlab bench suite` judges it against bare Linux on real
 # workloads. Nothing is bound to CPUs, PFS slices and co-location are off (neither
-# showed a gain on this kind of machine), short-lived processes are never touched, and
-# the learned model is off: its profiling windows cost other programs' wake-up latency
-# (cyclictest's p99 beside CPU hogs +10 to +16 % in the suite, none with it off). With
-# `model = true` it acts only where it is confident, and programs a person looks at are
-# never lowered on its word.
+# showed a gain on this kind of machine), and the system-call model is off: its
+# profiling windows cost other programs' wake-up latency (cyclictest's p99 beside CPU
+# hogs +10 to +16 % in the suite, none with it off). What pays is on: learning which
+# programs run CPU-bound from what the scheduler counts (at no cost but each exit's
+# record) and lowering them, as a person's `renice` of a build would, so that a program
+# a person uses beside a build keeps its frames (60 Hz beside 8 compressors: 40-50 %
+# missed bare, none with learning). Programs a person looks at are never lowered: those
+# the rule below names, and any process with a display library mapped.
 #
 # Rules give a process a class; the first rule that matches wins. A rule's `match`
 # may test comm, exe, cmdline, cgroup (globs with * and ?, alternatives with |), uid and
@@ -51,13 +54,15 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #   rt_priority = 1..99, rt_max_ms = 1..950
 #
 # [daemon] sets what the daemon does besides the classes (defaults shown):
-#   learn = false         learn each program's habits from its processes' lives (how
+#   learn = true          learn each program's habits from its processes' lives (how
 #                         much of each life it was runnable, as the scheduler counts
 #                         it, at no cost but the exit), and give a program known to run
 #                         CPU-bound the class `background` at its exec, before it has
-#                         taken a slice from anyone, when no rule matches it (off
-#                         until a program a person looks at, an uncapped game that
-#                         runs CPU-bound, can be told apart from a build's jobs)
+#                         taken a slice from anyone; a process that runs CPU-bound now
+#                         (runnable 90 % of the last 0.4 s or more) gets it when taken
+#                         in or at the next planning, and loses it when it stops. Only
+#                         processes no rule matches, and never one with a display
+#                         library mapped (a game, a browser, a viewer) or its program
 #   learn_confidence = 0.8  how sure (0.5..1) that a program runs CPU-bound before it
 #                         is classed so (four CPU-bound runs in a row reach 0.8)
 #   model = false         classify processes no rule matches with the learned model,
@@ -71,8 +76,9 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #                         (1..3600000)
 #   profile_duty_pct = 5  the system-call hook (which slows every system call of the
 #                         machine) is attached at most this share of the time (0..100)
-#   min_age_ms = 1000     a process is changed only once it has lived this long
-#                         (short-lived ones would not repay the change; 0..86400000)
+#   min_age_ms = 500      a process is changed only once it has lived this long
+#                         (short-lived ones would not repay the change; 0..86400000),
+#                         unless its program is known to run CPU-bound
 #   replan_ms = 1000      how often classes are applied and CPU plans recomputed
 #                         (1..3600000)
 #   colocate = false      keep processes joined by strong dependencies on one CPU
@@ -101,8 +107,11 @@ class = "interactive"
 
 [class.interactive]
 
+# What a program learned to run CPU-bound gets: the weight a person's `renice 19`
+# leaves it (nice 5 left 2-3 % of a 60 Hz thread's frames missed beside a build where
+# 19 leaves none), and no wake-up preemption of others (batch).
 [class.background]
-nice = 5
+nice = 19
 policy = "batch"
 "#;
 
@@ -224,14 +233,14 @@ impl Daemon {
 impl Default for Daemon {
     fn default() -> Self {
         Daemon {
-            learn: false,
+            learn: true,
             learn_confidence: schedlab_behavior::habits::MIN_CONFIDENCE,
             // Off until it shows no loss in the suite (see the built-in configuration).
             model: false,
             model_confidence: None,
             model_after_ms: 2000,
             profile_duty_pct: 5,
-            min_age_ms: 1000,
+            min_age_ms: 500,
             replan_ms: 1000,
             colocate: false,
             boost: true,

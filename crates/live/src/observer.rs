@@ -641,6 +641,25 @@ impl Observer {
         Ok(())
     }
 
+    /// Makes an exec of `program` (an executable's path) wake the reader at once (`on`),
+    /// or no longer: a program the daemon acts on at its exec. The kernel side knows the
+    /// executable by its inode, read here; a path that names nothing now (a program
+    /// removed since, a path relative to another directory) has no inode and is left
+    /// out: its execs are read at the next drain, as every other exec is.
+    pub fn set_exec_wake(&mut self, program: &str, on: bool) -> Result<(), ObserverError> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata(program) else { return Ok(()) };
+        let key = meta.ino().to_ne_bytes();
+        let map = &self.skel.maps.exec_wake;
+        if on {
+            map.update(&key, &[1u8], MapFlags::ANY).map_err(bpf("marking an executable to wake at exec"))
+        } else {
+            // Unmarking one never marked is not an error.
+            let _ = map.delete(&key);
+            Ok(())
+        }
+    }
+
     /// After the set of marked threads changed: the kernel side's flag and the switch
     /// programs follow it.
     fn marks_changed(&mut self) -> Result<(), ObserverError> {

@@ -166,6 +166,46 @@ pub fn cpu_time_ns(pid: Pid) -> io::Result<u64> {
     usage(pid).map(|(ns, _)| ns)
 }
 
+/// The time thread `tid` has run and the time it has waited runnable for a CPU, in ns
+/// (the first two fields of `/proc/TID/schedstat`, the scheduler's own accounts: what
+/// an exit's [`Life`](schedlab_model::Life) carries, read while it lives).
+pub fn schedstat(tid: u32) -> io::Result<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/schedstat"))?;
+    let mut fields = text.split_whitespace().map(str::parse::<u64>);
+    match (fields.next(), fields.next()) {
+        (Some(Ok(run)), Some(Ok(wait))) => Ok((run, wait)),
+        _ => Err(io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{tid}/schedstat: {text:?}"))),
+    }
+}
+
+/// The shared libraries a program that draws for a person maps (the display protocols'
+/// clients, the graphics APIs, the toolkits over them), as their file names begin. A
+/// compiler, a compressor or an interpreter running a script maps none of them.
+pub const DISPLAY_LIBRARIES: [&str; 12] = [
+    "libX11.so",
+    "libxcb.so",
+    "libwayland-client.so",
+    "libEGL",
+    "libGL.so",
+    "libGLX",
+    "libvulkan.so",
+    "libSDL2",
+    "libSDL3",
+    "libgtk-",
+    "libQt5Gui",
+    "libQt6Gui",
+];
+
+/// Whether process `pid` draws for a person: it has one of [`DISPLAY_LIBRARIES`]
+/// mapped (`/proc/PID/maps`).
+pub fn draws_for_a_person(pid: u32) -> io::Result<bool> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))?;
+    Ok(maps
+        .lines()
+        .filter_map(|l| l.rsplit('/').next().filter(|_| l.contains('/')))
+        .any(|file| DISPLAY_LIBRARIES.iter().any(|lib| file.starts_with(lib))))
+}
+
 /// The clock ticks of /proc's times per second (`_SC_CLK_TCK`, at least 1).
 pub fn clock_ticks_per_s() -> u64 {
     // SAFETY: sysconf has no preconditions.
@@ -323,5 +363,45 @@ mod tests {
         assert!(kthreadd.kthread && kthreadd.exe.is_empty(), "{kthreadd:?}");
         assert_eq!(tgid_of(std::process::id()), Some(std::process::id()));
         assert!(all_pids().unwrap().contains(&1));
+    }
+
+    #[test]
+    fn schedstat_counts_this_threads_cpu_time() {
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(30) {}
+        let tid = unsafe { libc::gettid() } as u32;
+        let (run, _) = schedstat(tid).unwrap();
+        assert!(run >= 25_000_000, "ran {run} ns of a 30 ms spin");
+    }
+
+    #[test]
+    fn a_process_with_a_display_library_mapped_draws_and_this_one_does_not() {
+        assert!(!draws_for_a_person(std::process::id()).unwrap(), "a test binary draws nothing");
+        // A file under a display library's name, mapped: what the loader's mapping of
+        // the library looks like in /proc/PID/maps, with no library installed.
+        let dir = std::env::temp_dir().join(format!("schedlab-draws-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lib = dir.join("libX11.so.6");
+        std::fs::write(&lib, [0u8; 4096]).unwrap();
+        let script = "import mmap, sys, time\n\
+                      f = open(sys.argv[1], 'rb')\n\
+                      m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n\
+                      print('mapped', flush=True)\n\
+                      time.sleep(30)\n";
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(&lib)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs (installed by scripts/setup.sh)");
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line)
+            .unwrap();
+        let drew = draws_for_a_person(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(line.trim(), "mapped");
+        assert!(drew.unwrap(), "libX11.so.6 mapped");
     }
 }

@@ -8,12 +8,18 @@ use crate::{Result, Store};
 impl Store {
     /// Every program's habits kept.
     pub fn load_habits(&self) -> Result<Habits> {
-        let rows = self.query("SELECT program, lives, cpu_bound, seen FROM program_habits", [], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                Habit { lives: r.get(1)?, cpu_bound: r.get(2)?, seen: r.get::<_, i64>(3)? as u64 },
-            ))
-        })?;
+        let rows =
+            self.query("SELECT program, lives, cpu_bound, seen, draws FROM program_habits", [], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    Habit {
+                        lives: r.get(1)?,
+                        cpu_bound: r.get(2)?,
+                        seen: r.get::<_, i64>(3)? as u64,
+                        draws: r.get(4)?,
+                    },
+                ))
+            })?;
         Ok(Habits::from_kept(rows))
     }
 
@@ -25,10 +31,10 @@ impl Store {
             tx.execute("DELETE FROM program_habits", [])?;
             {
                 let mut insert = tx.prepare(
-                    "INSERT INTO program_habits (program, lives, cpu_bound, seen) VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO program_habits (program, lives, cpu_bound, seen, draws) VALUES (?1, ?2, ?3, ?4, ?5)",
                 )?;
                 for (program, h) in habits.iter() {
-                    insert.execute((program, h.lives, h.cpu_bound, h.seen as i64))?;
+                    insert.execute((program, h.lives, h.cpu_bound, h.seen as i64, h.draws))?;
                 }
             }
             tx.commit()
@@ -49,14 +55,15 @@ mod tests {
         for _ in 0..5 {
             habits.record("/usr/bin/xz", &hog);
         }
+        habits.mark_draws("/usr/games/uncapped");
         habits.record(
             "/usr/bin/vim",
             &Life { runtime_ns: 30_000_000, lived_ns: 9_000_000_000, ..Life::default() },
         );
         store.save_habits(&habits).unwrap();
         let kept = store.load_habits().unwrap();
-        assert_eq!(kept.len(), 2);
-        for program in ["/usr/bin/xz", "/usr/bin/vim"] {
+        assert_eq!(kept.len(), 3);
+        for program in ["/usr/bin/xz", "/usr/bin/vim", "/usr/games/uncapped"] {
             assert_eq!(kept.get(program), habits.get(program), "{program}");
         }
         assert!(

@@ -156,6 +156,11 @@ pub const MIGRATIONS: &[&str] = &[
         seen      INTEGER NOT NULL
     );
     ",
+    // 8: whether a program was seen drawing for a person (a display library mapped):
+    // never lowered on its habits.
+    "
+    ALTER TABLE program_habits ADD COLUMN draws INTEGER NOT NULL DEFAULT 0;
+    ",
 ];
 
 /// The schema version this build writes and reads: the number of migrations.

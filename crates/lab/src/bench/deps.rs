@@ -427,6 +427,9 @@ pub(crate) struct Daemon {
     log: PathBuf,
 }
 
+/// The store's file name in a benchmark daemon's directory.
+const STORE_FILE: &str = "schedlab.db";
+
 impl Daemon {
     /// Starts a daemon (`exe`'s hidden `bench daemon`, which runs what `schedlab run`
     /// runs) with the configuration `config_text`, `enforcer`, and its files (the
@@ -443,7 +446,7 @@ impl Daemon {
         let config = dir.join("daemon.toml");
         std::fs::write(&config, config_text).ctx(|| format!("cannot write {}", config.display()))?;
         let socket = dir.join("schedlab.sock");
-        let store = dir.join("schedlab.db");
+        let store = dir.join(STORE_FILE);
         let log = dir.join("daemon.log");
         let _ = std::fs::remove_file(&socket);
         let log_file = File::create(&log).ctx(|| format!("cannot create {}", log.display()))?;
@@ -471,6 +474,13 @@ impl Daemon {
                 });
             }
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Removes the store a daemon started in `dir` would find: the next one starts cold.
+    pub(crate) fn forget_knowledge(dir: &Path) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(dir.join(format!("{STORE_FILE}{suffix}")));
         }
     }
 

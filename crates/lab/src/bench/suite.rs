@@ -65,8 +65,8 @@ use super::deps::{self, BoostReaction, DepsConfig, Scenario};
 use super::ipc::IpcKind;
 use super::named::named;
 use super::stats::{median, quantile};
-use super::workers::{self, Role, WorkerSpec};
-use super::{BenchError, Context, Invalid, OutputProblem, Result, Tool};
+use super::workers::{self, Role, WorkerSpec, RESPONSES};
+use super::{BenchError, ChildProblem, Context, Invalid, OutputProblem, Result, Tool};
 use crate::child::{guard_command, ChildGroup};
 
 /// A per-round ratio above this median is a loss.
@@ -106,7 +106,18 @@ pub enum Workload {
     /// zero), the render thread's wake-up latency's 99th percentile (rt-app's `wu_lat`),
     /// and the load's own pace (wall time per compression per loop, the harm guard).
     Frames { hz: u32, load: u32, reniced: bool },
+    /// Keystroke-like programs beside a build: [`KEYSTROKES`] of schedlab's
+    /// `keystroke` workers (each sleeps a random 50–500 ms, wakes, works a random 1–5 ms
+    /// of CPU time) beside the frames workload's load at `load` loops per CPU (none: the
+    /// unloaded reference), at nice 19 if `reniced`. Metrics: the response time's 99th
+    /// and 99.9th percentiles over all presses pooled (from the wake-up asked for to the
+    /// work done), and, under load, the load's pace.
+    Response { load: u32, reniced: bool },
 }
+
+/// How many keystroke-like programs a response workload runs at once: enough presses
+/// in a few seconds (about 3.6 a second each) for a 99.9th percentile over the rounds.
+pub const KEYSTROKES: u32 = 12;
 
 impl Workload {
     /// The suite's workloads.
@@ -126,6 +137,9 @@ impl Workload {
             Workload::Frames { hz: 60, load: 4, reniced: false },
             Workload::Frames { hz: 60, load: 4, reniced: true },
             Workload::Frames { hz: 144, load: 2, reniced: false },
+            Workload::Response { load: 0, reniced: false },
+            Workload::Response { load: 2, reniced: false },
+            Workload::Response { load: 2, reniced: true },
         ]);
         all
     }
@@ -146,6 +160,9 @@ impl Workload {
             Workload::Frames { hz, load, reniced } => {
                 format!("frames-{hz}hz-{load}x{}", if reniced { "-reniced" } else { "" })
             }
+            Workload::Response { load, reniced } => {
+                format!("response-{load}x{}", if reniced { "-reniced" } else { "" })
+            }
         }
     }
 
@@ -153,7 +170,10 @@ impl Workload {
     fn quantile(self, m: usize) -> Option<f64> {
         match (self, m) {
             (Workload::Wakeup, 0) => Some(0.5),
-            (Workload::Wakeup, 1) | (Workload::Frames { .. }, 1) => Some(0.99),
+            (Workload::Wakeup, 1) | (Workload::Frames { .. }, 1) | (Workload::Response { .. }, 0) => {
+                Some(0.99)
+            }
+            (Workload::Response { .. }, 1) => Some(0.999),
             _ => None,
         }
     }
@@ -166,8 +186,21 @@ impl Workload {
     /// the load reniced by hand pays the same.
     fn loss_bounds(self, m: usize) -> (f64, f64) {
         match (self, m) {
-            (Workload::Frames { .. }, 2) => (1.0 / 0.95, 1.08),
+            (Workload::Frames { .. } | Workload::Response { .. }, 2) => (1.0 / 0.95, 1.08),
             _ => (LOSS_RATIO, LOSS_UPPER),
+        }
+    }
+
+    /// The least difference of its metric `m`'s medians that can mean anything, in the
+    /// metric's unit: the frames missed count whole frames, and one frame of a run (at
+    /// 60 Hz for 4 s, 0.42 %) either way, which a ratio over a bare zero would call an
+    /// infinite harm or a total win, is neither.
+    fn noise_floor(self, m: usize, sizes: &Sizes) -> f64 {
+        match (self, m) {
+            (Workload::Frames { hz, .. }, 0) => {
+                100.0 / (f64::from(hz) * f64::from(sizes.frames_secs)).max(1.0)
+            }
+            _ => 0.0,
         }
     }
 
@@ -177,6 +210,8 @@ impl Workload {
             Workload::Wakeup => &[("p50", "µs"), ("p99", "µs")],
             Workload::Deps(_) => &[("round trip", "ms")],
             Workload::Frames { .. } => &[("missed", "%"), ("wake-up p99", "µs"), ("load", "ms/job")],
+            Workload::Response { load: 0, .. } => &[("p99", "µs"), ("p99.9", "µs")],
+            Workload::Response { .. } => &[("p99", "µs"), ("p99.9", "µs"), ("load", "ms/job")],
             _ => &[("time", "s")],
         }
     }
@@ -216,6 +251,8 @@ pub struct Sizes {
     /// before it (a build is under way when the program is used).
     pub frames_secs: u32,
     pub frames_load_lead_ms: u32,
+    /// How long the keystroke-like programs of a response workload run.
+    pub response_secs: u32,
 }
 
 impl Sizes {
@@ -235,6 +272,7 @@ impl Sizes {
             deps_warmup: 2,
             frames_secs: 4,
             frames_load_lead_ms: 1000,
+            response_secs: 5,
         }
     }
 
@@ -257,6 +295,7 @@ impl Sizes {
             deps_warmup: 3,
             frames_secs: 3,
             frames_load_lead_ms: 1000,
+            response_secs: 3,
         }
     }
 }
@@ -270,7 +309,8 @@ impl Sizes {
             | Workload::Make
             | Workload::Wakeup
             | Workload::Deps(_)
-            | Workload::Frames { .. } => 1,
+            | Workload::Frames { .. }
+            | Workload::Response { .. } => 1,
         }
     }
 }
@@ -288,6 +328,9 @@ pub struct SuiteConfig {
     /// The workloads, in order.
     pub workloads: Vec<Workload>,
     pub sizes: Sizes,
+    /// Each daemon starts with a new store, knowing nothing (cold); otherwise each finds
+    /// what the ones of the earlier rounds learned (warm from the second round).
+    pub cold: bool,
     /// Rounds (each runs every workload on both sides).
     pub rounds: usize,
     /// How long the daemon runs on the idle machine to measure its own CPU share
@@ -410,6 +453,8 @@ pub struct SuiteReport {
     pub config: String,
     pub cpus: usize,
     pub rounds: usize,
+    /// Each round's daemon started knowing nothing (`--cold`).
+    pub cold: bool,
     pub sizes: Sizes,
     pub rows: Vec<Row>,
     pub daemon: DaemonCost,
@@ -536,14 +581,29 @@ pub fn run_suite(
                 Some(q) => compare_pooled(&w.name(), metric, unit, q, &latencies[0][i], &latencies[1][i]),
                 None => compare(&w.name(), metric, unit, bare, schedlab),
             };
-            row.verdict = Verdict::within(row.ratio, row.ci_high, w.loss_bounds(m));
-            if let Workload::Deps(kind) = w {
-                let k = deps_kinds.iter().position(|&d| d == kind).expect("listed");
-                let base = median(&unloaded[k]);
-                if base > 0.0 {
-                    row.bare_vs_unloaded = Some(row.bare_median / base);
-                    row.schedlab_vs_unloaded = Some(row.schedlab_median / base);
+            row.verdict = match (row.schedlab_median - row.bare_median).abs() <= w.noise_floor(m, &cfg.sizes)
+            {
+                true => Verdict::Neutral,
+                false => Verdict::within(row.ratio, row.ci_high, w.loss_bounds(m)),
+            };
+            let base = match w {
+                Workload::Deps(kind) => {
+                    let k = deps_kinds.iter().position(|&d| d == kind).expect("listed");
+                    median(&unloaded[k])
                 }
+                // The unloaded response row's bare median, when it ran.
+                Workload::Response { load, .. } if load > 0 && m < 2 => rows
+                    .iter()
+                    .find(|r: &&Row| {
+                        r.workload == Workload::Response { load: 0, reniced: false }.name()
+                            && r.metric == metric
+                    })
+                    .map_or(0.0, |r| r.bare_median),
+                _ => 0.0,
+            };
+            if base > 0.0 {
+                row.bare_vs_unloaded = Some(row.bare_median / base);
+                row.schedlab_vs_unloaded = Some(row.schedlab_median / base);
             }
             rows.push(row);
         }
@@ -552,6 +612,7 @@ pub fn run_suite(
         config: cfg.config_name.clone(),
         cpus: cpus.len(),
         rounds: cfg.rounds,
+        cold: cfg.cold,
         sizes: cfg.sizes.clone(),
         losses: rows.iter().filter(|r| r.verdict == Verdict::Loss).count(),
         wins: rows.iter().filter(|r| r.verdict == Verdict::Win).count(),
@@ -746,6 +807,8 @@ fn check_tools(workloads: &[Workload]) -> Result<()> {
             Workload::Wakeup => need.push(tool("cyclictest", "rt-tests")),
             Workload::ForkExec | Workload::Deps(_) => need.push(tool("sh", "dash")),
             Workload::Frames { .. } => need.extend([tool("rt-app", "rt-app"), tool("xz", "xz-utils")]),
+            Workload::Response { load, .. } if *load > 0 => need.push(tool("xz", "xz-utils")),
+            Workload::Response { .. } => {}
         }
     }
     need.sort();
@@ -764,8 +827,8 @@ fn check_tools(workloads: &[Workload]) -> Result<()> {
     }
 }
 
-/// The generated inputs: the compressor's text, the make project, and for the frames
-/// workloads the load's small text and rt-app's busy loop, calibrated here.
+/// The generated inputs: the compressor's text, the make project, the build-like load's
+/// small text, and for the frames workloads rt-app's busy loop, calibrated here.
 struct Inputs {
     text: PathBuf,
     project: PathBuf,
@@ -773,7 +836,7 @@ struct Inputs {
     rtapp_ns_per_loop: f64,
 }
 
-/// The text each job of a frames workload's load compresses: 128 KiB, about 35 ms of
+/// The text each job of a frames or response workload's load compresses: 128 KiB, about 35 ms of
 /// `xz -6` here, so that a loop restarts many fresh processes in a run.
 const FRAMES_TEXT_BYTES: u64 = 128 << 10;
 
@@ -791,9 +854,15 @@ impl Inputs {
         }
         let frames_text = dir.join("frames-text");
         let mut rtapp_ns_per_loop = 0.0;
-        if cfg.workloads.iter().any(|w| matches!(w, Workload::Frames { .. })) {
+        let loaded = |w: &Workload| match w {
+            Workload::Frames { load, .. } | Workload::Response { load, .. } => *load > 0,
+            _ => false,
+        };
+        if cfg.workloads.iter().any(loaded) {
             write_text(&frames_text, FRAMES_TEXT_BYTES)
                 .ctx(|| format!("cannot write {}", frames_text.display()))?;
+        }
+        if cfg.workloads.iter().any(|w| matches!(w, Workload::Frames { .. })) {
             // On the quiet machine, before any load: calibrating under load makes every
             // `run` too short.
             rtapp_ns_per_loop = crate::validate::rtapp::calibrate_loop(2, Duration::from_secs(30))?;
@@ -989,9 +1058,18 @@ impl Runner<'_> {
                 }
                 Workload::Deps(kind) => vec![self.deps(kind, Scenario::Loaded)?],
                 Workload::Frames { hz, load, reniced } => {
-                    let frames = self.frames(hz, load, reniced)?;
+                    let (frames, ms_per_job) = self.beside_build(load, reniced, || self.frames(hz))?;
                     let p99 = frames.wake_ups.quantile(w.quantile(1).expect("a latency metric"));
-                    return Ok((vec![frames.missed_pct, p99, frames.ms_per_job], Some(frames.wake_ups)));
+                    return Ok((vec![frames.missed_pct, p99, ms_per_job], Some(frames.wake_ups)));
+                }
+                Workload::Response { load, reniced } => {
+                    let (responses, ms_per_job) = self.beside_build(load, reniced, || self.responses())?;
+                    let q = |m| responses.quantile(w.quantile(m).expect("a latency metric"));
+                    let mut values = vec![q(0), q(1)];
+                    if load > 0 {
+                        values.push(ms_per_job);
+                    }
+                    return Ok((values, Some(responses)));
                 }
             },
             None,
@@ -1013,13 +1091,21 @@ impl Runner<'_> {
         Ok(median(&samples))
     }
 
-    /// One run of a frames workload: `load` compressor loops per CPU (at nice 19 if
-    /// `reniced`), then, [`Sizes::frames_load_lead_ms`] later, the render thread for
-    /// [`Sizes::frames_secs`]; then the loops are stopped and their jobs counted.
-    fn frames(&self, hz: u32, load: u32, reniced: bool) -> Result<Frames> {
-        let s = &self.cfg.sizes;
+    /// `load` compressor loops per CPU (`xz -6` of a small text, restarted as each job
+    /// ends; at nice 19 if `reniced`) started [`Sizes::frames_load_lead_ms`] before
+    /// `measure` and stopped after it: what it measured, and the load's pace (wall time
+    /// per job per loop, in ms; 0 with no load).
+    fn beside_build<T>(
+        &self,
+        load: u32,
+        reniced: bool,
+        measure: impl FnOnce() -> Result<T>,
+    ) -> Result<(T, f64)> {
         let loops = load as usize * self.cpus.len();
-        let jobs_dir = self.dir.join("frames-jobs");
+        if loops == 0 {
+            return Ok((measure()?, 0.0));
+        }
+        let jobs_dir = self.dir.join("build-jobs");
         let _ = std::fs::remove_dir_all(&jobs_dir);
         std::fs::create_dir_all(&jobs_dir).ctx(|| format!("cannot create {}", jobs_dir.display()))?;
         let started = Instant::now();
@@ -1035,9 +1121,21 @@ impl Runner<'_> {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
             guard_command(&mut cmd, Vec::new(), libc::SIGKILL, reniced.then_some(19));
-            running.push(ChildGroup::start(&mut cmd, "frames load")?);
+            running.push(ChildGroup::start(&mut cmd, "the build-like load")?);
         }
-        self.sleep(Duration::from_millis(u64::from(s.frames_load_lead_ms)))?;
+        self.sleep(Duration::from_millis(u64::from(self.cfg.sizes.frames_load_lead_ms)))?;
+        let measured = measure()?;
+        let window = started.elapsed();
+        drop(running);
+        let jobs: usize = (0..loops)
+            .map(|i| std::fs::read_to_string(jobs_dir.join(i.to_string())).map_or(0, |t| t.lines().count()))
+            .sum();
+        Ok((measured, window.as_secs_f64() * 1e3 * loops as f64 / jobs.max(1) as f64))
+    }
+
+    /// The render thread of a frames workload, for [`Sizes::frames_secs`].
+    fn frames(&self, hz: u32) -> Result<Frames> {
+        let s = &self.cfg.sizes;
         let period_us = 1_000_000 / hz.max(1);
         let doc = serde_json::json!({
             "global": { "duration": s.frames_secs, "lock_pages": false },
@@ -1047,11 +1145,6 @@ impl Runner<'_> {
         let limit = Duration::from_secs(u64::from(s.frames_secs) + 30)
             .min(self.deadline.saturating_duration_since(Instant::now()));
         let logs = crate::validate::rtapp::run_logs(&doc.to_string(), self.inputs.rtapp_ns_per_loop, limit)?;
-        let window = started.elapsed();
-        drop(running);
-        let jobs: usize = (0..loops)
-            .map(|i| std::fs::read_to_string(jobs_dir.join(i.to_string())).map_or(0, |t| t.lines().count()))
-            .sum();
         let rows: Vec<_> = logs.iter().flat_map(|l| &l.rows).collect();
         if rows.is_empty() {
             return Err(BenchError::output(
@@ -1072,8 +1165,33 @@ impl Runner<'_> {
         Ok(Frames {
             missed_pct: missed as f64 / rows.len() as f64 * 100.0,
             wake_ups: Latencies(wake_ups.into_iter().collect()),
-            ms_per_job: window.as_secs_f64() * 1e3 * loops as f64 / jobs.max(1) as f64,
         })
+    }
+
+    /// [`KEYSTROKES`] keystroke-like programs for [`Sizes::response_secs`]: their
+    /// response times, pooled.
+    fn responses(&self) -> Result<Latencies> {
+        let mut spec = WorkerSpec::new(Role::Keystroke);
+        spec.duration_ns = u64::from(self.cfg.sizes.response_secs) * 1_000_000_000;
+        let mut programs =
+            (0..KEYSTROKES).map(|_| spec.spawn(&self.cfg.exe, &[])).collect::<Result<Vec<_>>>()?;
+        let deadline = self
+            .deadline
+            .min(Instant::now() + Duration::from_secs(u64::from(self.cfg.sizes.response_secs) + 30));
+        let mut times: BTreeMap<u32, u64> = BTreeMap::new();
+        for p in &mut programs {
+            p.expect_line("ready", deadline, "starting the keystroke-like programs")?;
+        }
+        for p in &mut programs {
+            let line = p.line(deadline, "the keystroke-like programs' response times")?;
+            let said = || ChildProblem::Said { line: line.clone(), want: format!("{RESPONSES} <µs> …") };
+            let list = line.strip_prefix(RESPONSES).ok_or_else(|| p.error("its response times", said()))?;
+            for us in list.split_whitespace() {
+                let us: u32 = us.parse().map_err(|_| p.error("its response times", said()))?;
+                *times.entry(us).or_default() += 1;
+            }
+        }
+        Ok(Latencies(times.into_iter().collect()))
     }
 
     /// `hogs` CPU-bound workers per CPU, pinned, ready; killed when dropped.
@@ -1143,8 +1261,6 @@ struct Frames {
     missed_pct: f64,
     /// The render thread's wake-up latency at each frame.
     wake_ups: Latencies,
-    /// The load's pace: the run's wall time per job per loop, in ms.
-    ms_per_job: f64,
 }
 
 /// Latencies in µs as a sparse histogram: (µs, how many), ascending.
@@ -1223,6 +1339,9 @@ struct DaemonRun {
 impl DaemonRun {
     /// Starts the daemon and waits for its steady state ([`deps::Daemon::wait_steady`]).
     fn start(r: &Runner) -> Result<DaemonRun> {
+        if r.cfg.cold {
+            deps::Daemon::forget_knowledge(r.dir);
+        }
         let mut daemon =
             deps::Daemon::start(&r.cfg.exe, &r.cfg.daemon_config, r.cfg.enforcer, r.dir, r.deadline)?;
         let pid = daemon.pid();
@@ -1451,6 +1570,16 @@ mod tests {
     }
 
     #[test]
+    fn one_frame_either_way_is_no_verdict() {
+        let sizes = Sizes::full();
+        let frames = Workload::Frames { hz: 60, load: 4, reniced: false };
+        // 240 frames a run: one is 0.42 %.
+        assert!((frames.noise_floor(0, &sizes) - 100.0 / 240.0).abs() < 1e-12);
+        assert_eq!(frames.noise_floor(1, &sizes), 0.0, "latencies have none");
+        assert_eq!(Workload::Wakeup.noise_floor(0, &sizes), 0.0);
+    }
+
+    #[test]
     fn hackbench_time_is_read() {
         assert_eq!(hackbench_time("Running in process mode\nTime: 0.321\n").unwrap(), 0.321);
         assert!(hackbench_time("oops").is_err());
@@ -1461,11 +1590,16 @@ mod tests {
         for w in Workload::all() {
             assert_eq!(w.name().parse::<Workload>().unwrap(), w);
         }
-        assert_eq!(Workload::all().len(), 17);
+        assert_eq!(Workload::all().len(), 20);
         assert_eq!(
             "frames-60hz-4x-reniced".parse::<Workload>().unwrap(),
             Workload::Frames { hz: 60, load: 4, reniced: true }
         );
+        assert_eq!(
+            "response-2x-reniced".parse::<Workload>().unwrap(),
+            Workload::Response { load: 2, reniced: true }
+        );
+        assert_eq!(Workload::Response { load: 0, reniced: false }.metrics().len(), 2, "no load, no pace");
         assert!("fio".parse::<Workload>().unwrap_err().to_string().contains("hackbench-pipe-process"));
     }
 

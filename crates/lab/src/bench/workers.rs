@@ -66,7 +66,19 @@ pub enum Role {
     /// The validation's fork and exit probe: `rounds` children, forked one at a time,
     /// each exiting at once (`crate::validate::forker`).
     Forker,
+    /// A keystroke-like program: for `duration_ns`, sleeps a random
+    /// [`KEYSTROKE_SLEEP_MS`], wakes, works a random [`KEYSTROKE_WORK_MS`] of CPU time;
+    /// then says each response time (from the wake-up it asked for to its work done).
+    Keystroke,
 }
+
+/// How long a keystroke-like worker sleeps between presses, in ms (uniform).
+pub const KEYSTROKE_SLEEP_MS: (u64, u64) = (50, 500);
+/// How much CPU time a keystroke-like worker's response takes, in ms (uniform).
+pub const KEYSTROKE_WORK_MS: (u64, u64) = (1, 5);
+/// What a keystroke-like worker's last line begins with, before its response times
+/// (µs, space-separated).
+pub const RESPONSES: &str = "responses";
 
 impl Role {
     /// The process name (`comm`) the worker gives itself.
@@ -80,6 +92,7 @@ impl Role {
             Role::Rw => "sl-rw",
             Role::Mixed => "sl-mixed",
             Role::Forker => "sl-forker",
+            Role::Keystroke => "sl-keystroke",
         }
     }
 
@@ -93,6 +106,7 @@ impl Role {
             Role::Rw => "rw",
             Role::Mixed => "mixed",
             Role::Forker => "forker",
+            Role::Keystroke => "keystroke",
         }
     }
 }
@@ -140,6 +154,8 @@ pub struct WorkerSpec {
     /// start), and the client only waits for answers (it sends none): the first server
     /// to post wakes it.
     pub unprompted: bool,
+    /// How long a keystroke-like worker runs, in ns.
+    pub duration_ns: u64,
 }
 
 impl WorkerSpec {
@@ -163,6 +179,7 @@ impl WorkerSpec {
             wait_go: false,
             sorts: 1,
             unprompted: false,
+            duration_ns: 0,
         }
     }
 
@@ -183,6 +200,7 @@ impl WorkerSpec {
             ]),
             Role::Client | Role::Forker => a.extend(["--rounds".into(), self.rounds.to_string()]),
             Role::Hog => {}
+            Role::Keystroke => a.extend(["--duration-ms".into(), ms_arg(self.duration_ns)]),
             Role::PfsTest => a.extend([
                 "--work-ms".into(),
                 ms_arg(self.work_ns),
@@ -252,9 +270,10 @@ impl WorkerSpec {
             Some("rw") => Role::Rw,
             Some("mixed") => Role::Mixed,
             Some("forker") => Role::Forker,
+            Some("keystroke") => Role::Keystroke,
             other => {
                 return Err(format!(
-                    "the role must be client, server, hog, pfs-test, pi, rw, mixed or forker, not {other:?}"
+                    "the role must be client, server, hog, pfs-test, pi, rw, mixed, forker or keystroke, not {other:?}"
                 ))
             }
         };
@@ -284,6 +303,7 @@ impl WorkerSpec {
                 "--work-ms" => spec.work_ns = ms(value)?,
                 "--loops" => spec.loops = num(value)? as u32,
                 "--sleep-ms" => spec.sleep_ns = ms(value)?,
+                "--duration-ms" => spec.duration_ns = ms(value)?,
                 "--nice" => spec.nice = Some(num(value)? as i32),
                 "--cpu" => spec.cpu = Some(num(value)? as usize),
                 "--iterations" => spec.iterations = positive(value)?,
@@ -353,6 +373,7 @@ pub fn worker_main(args: &[String]) -> Result<()> {
         Role::PfsTest => pfs_test(&spec),
         Role::Pi | Role::Rw | Role::Mixed => paper002(&spec),
         Role::Forker => crate::validate::forker::forker_main(spec.cpu, spec.rounds),
+        Role::Keystroke => keystroke(spec.duration_ns),
     }
 }
 
@@ -531,6 +552,50 @@ fn pfs_test(spec: &WorkerSpec) -> Result<()> {
     say("done")
 }
 
+/// A keystroke-like program ([`Role::Keystroke`]) for `duration_ns`: its response
+/// times, said in one line at the end (not as they come: a write to the runner's pipe
+/// is no part of a response).
+fn keystroke(duration_ns: u64) -> Result<()> {
+    say("ready")?;
+    let responses: Vec<String> = keystroke_responses(duration_ns).iter().map(u64::to_string).collect();
+    say(&format!("{RESPONSES} {}", responses.join(" ")))
+}
+
+/// The presses of a keystroke-like program for `duration_ns` (the last one ending
+/// within it): their response times, in µs.
+fn keystroke_responses(duration_ns: u64) -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(u64::from(std::process::id()) ^ monotonic_ns());
+    let end = monotonic_ns() + duration_ns;
+    let mut responses = Vec::new();
+    loop {
+        let sleep_ns = rng.random_range(KEYSTROKE_SLEEP_MS.0..=KEYSTROKE_SLEEP_MS.1) * 1_000_000;
+        let work_ns = rng.random_range(KEYSTROKE_WORK_MS.0 * 1000..=KEYSTROKE_WORK_MS.1 * 1000) * 1000;
+        let wake = monotonic_ns() + sleep_ns;
+        if wake + work_ns > end {
+            break;
+        }
+        sleep_until(wake);
+        spin_cpu(work_ns);
+        responses.push((monotonic_ns() - wake) / 1000);
+    }
+    responses
+}
+
+/// Sleeps until `CLOCK_MONOTONIC` reads `ns` (an absolute timer: the wake-up asked for
+/// is `ns`, whatever the time it took to ask).
+fn sleep_until(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: ts is a valid timespec; no remaining time is asked for with TIMER_ABSTIME.
+    while unsafe {
+        libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut())
+    } == libc::EINTR
+    {}
+}
+
 /// Counts until this thread has run `ns` more nanoseconds of CPU time (the PFS test
 /// program's burst: CPU time, however long the thread waits for the CPU meanwhile).
 fn spin_cpu(ns: u64) {
@@ -680,6 +745,19 @@ mod tests {
         assert_eq!(parsed.map(|s| (s.work_ns, s.loops, s.sleep_ns)), Ok((500_000, 3, 0)));
         assert!(WorkerSpec::from_args(&["pfs-test".into(), "--work-ms".into(), "-1".into()]).is_err());
         assert_eq!(Role::PfsTest.comm(), "sl-pfs-test");
+    }
+
+    #[test]
+    fn a_keystroke_takes_at_least_its_work_after_the_wake_up_it_asked_for() {
+        let t = WorkerSpec { duration_ns: 1_500_000_000, ..WorkerSpec::new(Role::Keystroke) };
+        assert_eq!(t.to_args(), ["keystroke", "--duration-ms", "1500"]);
+        assert_eq!(WorkerSpec::from_args(&t.to_args()).unwrap(), t);
+        let responses = keystroke_responses(1_500_000_000);
+        // Sleeps of at least 50 ms: at most 29 presses end within 1.5 s; a sleep of at
+        // most 500 ms and a press's work ended within it leave room for one at least.
+        assert!((1..=29).contains(&responses.len()), "{responses:?}");
+        // Each at least its 1 ms of CPU time after its wake-up.
+        assert!(responses.iter().all(|&us| us >= 1000), "{responses:?}");
     }
 
     #[test]

@@ -107,6 +107,7 @@ struct task_struct {
 } __attribute__((preserve_access_index));
 
 struct linux_binprm {
+	struct file *file;
 	const char *filename;
 } __attribute__((preserve_access_index));
 
@@ -259,6 +260,18 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 * 1024 * 1024);
 } events SEC(".maps");
+
+/* The executables (by inode number) whose exec wakes the reader at once: the programs
+ * the daemon knows to run CPU-bound and lowers at their exec, each of whose jobs should
+ * start lowered rather than a poll period later. Keyed by the inode number alone (not
+ * the device): a program of another file system with the same number only costs a
+ * wake-up. Bounded as the daemon's habits are (MAX_PROGRAMS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, u64);
+	__type(value, u8);
+} exec_wake SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -565,9 +578,11 @@ int BPF_PROG(on_exec, struct task_struct *p, int old_pid, struct linux_binprm *b
 	const char *filename = BPF_CORE_READ(bprm, filename);
 	if (bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), filename) < 0)
 		e->filename[0] = 0;
-	/* Not at once: a build runs hundreds of execs a second, and the daemon changes no
-	 * process before it has lived min_age_ms; the reader's next drain is soon enough. */
-	bpf_ringbuf_submit(e, wakeup_flag());
+	/* Not at once, unless the daemon acts at this program's exec: a build runs hundreds
+	 * of execs a second, and the daemon changes no other process before it has lived
+	 * min_age_ms; the reader's next drain is soon enough for those. */
+	u64 ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+	bpf_ringbuf_submit(e, bpf_map_lookup_elem(&exec_wake, &ino) ? BPF_RB_FORCE_WAKEUP : wakeup_flag());
 	return 0;
 }
 

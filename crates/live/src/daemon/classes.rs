@@ -17,6 +17,9 @@ pub enum ClassReason {
     /// Its program is known to run CPU-bound from its earlier runs (`runs`: the lives
     /// of evidence, decayed), with `confidence`.
     Learned { program: String, confidence: f64, runs: f64 },
+    /// It runs CPU-bound now: its main thread was runnable for `runnable` (a share) of
+    /// the last `over_ms`.
+    Busy { runnable: f64, over_ms: u64 },
     /// A forked child that has not exec'd: its parent's class.
     Inherited { parent: u32 },
     /// No rule matched; the model will classify it once it has been watched long enough.

@@ -36,6 +36,12 @@ pub trait Kernel {
     /// threads it has (what its CPU set must leave room for), from one read: every
     /// managed process is read at every plan.
     fn usage(&self, pid: u32) -> Option<(Ns, u32)>;
+    /// The time the main thread of process `pid` has run and the time it has waited
+    /// runnable, in ns (its schedstat: what its exit's life will say, so far).
+    fn schedstat(&self, pid: u32) -> Option<(Ns, Ns)>;
+    /// Whether process `pid` draws for a person (a display library mapped): a program
+    /// its habits never lower.
+    fn draws(&self, pid: u32) -> bool;
     /// How thread `tid` ranks for boosting: its policy and nice value.
     fn rank(&self, tid: Pid) -> Option<Rank>;
     /// The highest real-time priority process `pid` may give itself (its

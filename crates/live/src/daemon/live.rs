@@ -139,6 +139,14 @@ impl Kernel for Live<'_> {
         crate::process::usage(Pid(pid)).ok()
     }
 
+    fn schedstat(&self, pid: u32) -> Option<(Ns, Ns)> {
+        crate::process::schedstat(pid).ok()
+    }
+
+    fn draws(&self, pid: u32) -> bool {
+        crate::process::draws_for_a_person(pid).unwrap_or(false)
+    }
+
     fn rank(&self, tid: Pid) -> Option<Rank> {
         let p = settings::get_policy(tid).ok()?;
         Some(match p.policy {
@@ -209,6 +217,7 @@ impl Enforcer for Live<'_> {
             // Only a sched_ext scheduler acts on a dependency or a flow itself.
             Decision::Provider { .. } | Decision::Flow { .. } => Outcome::Skipped,
             Decision::Watch { tid, on } => outcome(self.observer.set_watched(*tid, *on)),
+            Decision::WakeAtExec { program, on } => outcome(self.observer.set_exec_wake(program, *on)),
             Decision::Profile { on } => {
                 let sched_events = if *on { SchedEvents::All } else { self.sched_events };
                 outcome(
@@ -234,6 +243,13 @@ impl Enforcer for Live<'_> {
                 None => Outcome::Skipped,
             },
             _ if self.dry_run => Outcome::Shown,
+            Decision::Restore { process } => match self.handles.get(*process) {
+                Some(h) => match self.actuator.restore(h) {
+                    Err(ActuatorError::NotSame(_)) => Outcome::Gone,
+                    other => outcome(other),
+                },
+                None => Outcome::Skipped,
+            },
             Decision::MakeGroup { .. }
                 if crate::cgroup::Hierarchy::detect()
                     .is_ok_and(|h| h.version() == crate::cgroup::Version::V2) =>

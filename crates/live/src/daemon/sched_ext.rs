@@ -59,8 +59,8 @@ impl SchedExt {
                 self.scheduler.set_provider(requester.0, provider.0, *confidence)
             }
             Decision::Raise { .. } | Decision::Renew { .. } | Decision::EndRaise { .. } => Ok(()),
-            Decision::Forget { process } => {
-                // The system calls' side forgets it too.
+            Decision::Forget { process } | Decision::Restore { process } => {
+                // The system calls' side forgets it (undoes its settings) too.
                 let _ = self.leave(process.pid.0);
                 return None;
             }

@@ -280,6 +280,11 @@ pub fn reason_text(reason: &serde_json::Value) -> String {
             reason.get("confidence").and_then(|v| v.as_f64()).unwrap_or(0.0) * 100.0,
             reason.get("runs").and_then(|v| v.as_f64()).unwrap_or(0.0)
         ),
+        Some("busy") => format!(
+            "runs CPU-bound now (runnable {:.0} % of its last {} ms)",
+            reason.get("runnable").and_then(|v| v.as_f64()).unwrap_or(0.0) * 100.0,
+            s("over_ms").unwrap_or_default()
+        ),
         Some("watching") => "watching (no rule; the model decides soon)".into(),
         Some("unclassified") => format!("unclassified: {}", s("why").unwrap_or_default()),
         Some("kernel_thread") => "kernel thread (left alone)".into(),

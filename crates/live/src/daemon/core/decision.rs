@@ -48,6 +48,12 @@ pub enum Decision {
     /// Report thread `tid`'s blocks and wakings at once (`on`), or no longer: a thread
     /// whose providers may need a boost.
     Watch { tid: u32, on: bool },
+    /// Report an exec of `program` at once (`on`), or no longer: a program whose
+    /// processes are classed at their exec ([`super::learning`]).
+    WakeAtExec { program: String, on: bool },
+    /// Undo every setting schedlab gave `process` (its class's, found wrong for it):
+    /// it gets back what it had, as at the daemon's stop.
+    Restore { process: ProcessKey },
     /// Open (`on`) or close a profiling window: every process's system calls are counted
     /// and every switch is seen, for the model.
     Profile { on: bool },

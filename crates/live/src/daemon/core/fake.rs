@@ -62,6 +62,10 @@ pub struct FakeProcess {
     pub settings: Settings,
     pub cpu_time_ns: Ns,
     pub threads: u32,
+    /// Its main thread's time run and time waited runnable (`/proc/PID/schedstat`).
+    pub schedstat: (Ns, Ns),
+    /// It has a display library mapped.
+    pub draws: bool,
 }
 
 /// The machine.
@@ -76,6 +80,10 @@ pub struct FakeMachine {
     tasks: HashMap<u32, TaskInfo>,
     /// The settings a process had before each raise in force: what its end gives back.
     raised: HashMap<RaiseId, Settings>,
+    /// The settings each process had before its first change: what a restore gives back.
+    originals: HashMap<u32, Settings>,
+    /// The programs whose execs wake the reader at once.
+    pub exec_wakes: BTreeSet<String>,
     decisions: Vec<Decision>,
     /// Processes whose settings a user changed since schedlab set them.
     pub changed_by_user: HashSet<u32>,
@@ -94,6 +102,8 @@ impl FakeMachine {
             processes: BTreeMap::new(),
             tasks: HashMap::new(),
             raised: HashMap::new(),
+            originals: HashMap::new(),
+            exec_wakes: BTreeSet::new(),
             decisions: Vec::new(),
             changed_by_user: HashSet::new(),
             groups: BTreeSet::new(),
@@ -105,6 +115,16 @@ impl FakeMachine {
     /// machine's two CPUs.
     /// With `learn = true`, it knows no program's habits yet.
     pub fn core(&self, config: &str, model: Option<Box<dyn Predictor>>) -> Core {
+        self.core_knowing(config, model, schedlab_behavior::habits::Habits::default())
+    }
+
+    /// [`FakeMachine::core`], knowing `habits` from earlier runs when learning is on.
+    pub fn core_knowing(
+        &self,
+        config: &str,
+        model: Option<Box<dyn Predictor>>,
+        habits: schedlab_behavior::habits::Habits,
+    ) -> Core {
         let config = Config::parse(config, "test.toml").expect("a valid configuration");
         let setup = Setup {
             cpus: vec![0, 1],
@@ -113,7 +133,7 @@ impl FakeMachine {
             deps: DependencyRecorder::with_detector(SwapDetector::new(SwapParams::default())),
             slices: None,
             model,
-            habits: config.daemon.learn.then(schedlab_behavior::habits::Habits::default),
+            habits: config.daemon.learn.then_some(habits),
         };
         Core::new(config, setup, self.now())
     }
@@ -131,8 +151,17 @@ impl FakeMachine {
             ..ProcInfo::default()
         };
         self.tasks.insert(pid, TaskInfo { tgid: pid, comm: comm.into(), exe: None });
-        self.processes
-            .insert(pid, FakeProcess { info, settings: Settings::default(), cpu_time_ns: 0, threads: 1 });
+        self.processes.insert(
+            pid,
+            FakeProcess {
+                info,
+                settings: Settings::default(),
+                cpu_time_ns: 0,
+                threads: 1,
+                schedstat: (0, 0),
+                draws: false,
+            },
+        );
         self.processes.get_mut(&pid).expect("just inserted")
     }
 
@@ -225,6 +254,14 @@ impl Kernel for FakeMachine {
         self.processes.get(&pid).map(|p| (p.cpu_time_ns, p.threads))
     }
 
+    fn schedstat(&self, pid: u32) -> Option<(Ns, Ns)> {
+        self.processes.get(&pid).map(|p| p.schedstat)
+    }
+
+    fn draws(&self, pid: u32) -> bool {
+        self.processes.get(&pid).is_some_and(|p| p.draws)
+    }
+
     fn rank(&self, tid: Pid) -> Option<Rank> {
         let s = self.settings(tid.0)?;
         Some(match s.policy {
@@ -296,7 +333,23 @@ impl Enforcer for FakeMachine {
                 else {
                     return Outcome::Gone;
                 };
+                self.originals.entry(process.pid.0).or_insert_with(|| p.settings.clone());
                 apply(&mut p.settings, change);
+            }
+            Decision::Restore { process } => {
+                let Some(p) = self.processes.get_mut(&process.pid.0).filter(|p| p.info.key() == *process)
+                else {
+                    return Outcome::Gone;
+                };
+                if let Some(original) = self.originals.remove(&process.pid.0) {
+                    p.settings = original;
+                }
+            }
+            Decision::WakeAtExec { program, on } => {
+                match on {
+                    true => self.exec_wakes.insert(program.clone()),
+                    false => self.exec_wakes.remove(program),
+                };
             }
             Decision::Raise { process, raise, id, .. } => {
                 let Some(p) = self.processes.get_mut(&process.pid.0).filter(|p| p.info.key() == *process)

@@ -1,26 +1,74 @@
-//! Each program's habits learned from its processes' lives (`behavior::habits`), and a
-//! program known to run CPU-bound classed `background` at its exec: a build's thousand
-//! short jobs are lowered each from its start, as a person's `renice` of the whole build
-//! would have them, where the profiling windows and `min_age_ms` would never reach them.
+//! Each program's habits learned from its processes' lives (`behavior::habits`), and
+//! what the daemon does with them:
+//!
+//! - a program known to run CPU-bound is classed `background` **at its exec**: a build's
+//!   thousand short jobs are lowered each from its start, as a person's `renice` of the
+//!   whole build would have them, where the profiling windows and `min_age_ms` would
+//!   never reach them; its execs wake the daemon at once ([`Decision::WakeAtExec`]);
+//! - a process no rule names that **runs CPU-bound now** (its main thread runnable for
+//!   at least [`CPU_BOUND_SHARE`] of the time since it was last read, over at least
+//!   [`BUSY_WINDOW`]) gets the same class when it is taken in or at a planning: a new
+//!   hog of a program never seen before is lowered within `min_age_ms` plus a planning
+//!   period, and one that stops running CPU-bound (runnable under [`RELEASE_SHARE`]
+//!   of a period) gets back what it had;
+//! - a process that **draws for a person** (a display library mapped) is never lowered
+//!   on its habits or its busyness, and its program never again: an uncapped game runs
+//!   as CPU-bound as a compressor. A process classed at its exec is looked at once it
+//!   has lived `min_age_ms` (its libraries are mapped by then), and given back what it
+//!   had if it draws.
 
-use schedlab_model::Life;
+use std::time::{Duration, Instant};
 
-use super::{Core, Machine};
+use schedlab_behavior::habits::{CPU_BOUND_SHARE, MIN_EVIDENCE_CPU_NS};
+use schedlab_model::{Life, Ns};
+
+use super::{Core, Decision, Machine, State};
 use crate::daemon::classes::ClassReason;
+use crate::daemon::stats;
+
+/// Why a process that draws is left alone.
+const DRAWS: &str = "it draws for a person (a display library mapped): never lowered on its habits";
 
 /// The class a program known to run CPU-bound gets (the model's BACKGROUND, lowercased).
 pub const LEARNED_CLASS: &str = "background";
+/// The least time over which a process is judged to run CPU-bound now: long enough that
+/// a burst of a program that then waits (a page load, a search) is not taken for a hog.
+pub const BUSY_WINDOW: Duration = Duration::from_millis(400);
+/// A process classed for running CPU-bound gets back what it had once it is runnable
+/// for less than this share of a planning period: well under [`CPU_BOUND_SHARE`], so
+/// that a hog that reads a file now and then is not changed back and forth.
+pub const RELEASE_SHARE: f64 = 0.5;
 
 impl Core {
     /// Thread `tid` exited having lived `life`: if it was a process's main thread, its
-    /// program learns from it.
-    pub(super) fn learn_life(&mut self, tid: u32, life: &Life) {
+    /// program learns from it; a program that becomes known to run CPU-bound (or stops)
+    /// has its execs reported at once (or no longer).
+    pub(super) fn learn_life(&mut self, tid: u32, life: &Life, m: &mut dyn Machine) {
+        let min = self.config.daemon.learn_confidence;
         let Some(habits) = &mut self.habits else { return };
         if self.tgids.get(&tid).is_some_and(|&tgid| tgid != tid) {
             return;
         }
-        if let Some(program) = self.programs.get(&tid) {
-            habits.record(program, life);
+        let Some(program) = self.programs.get(&tid) else { return };
+        let known = habits.cpu_bound(program, min).is_some();
+        habits.record(program, life);
+        if habits.cpu_bound(program, min).is_some() != known {
+            m.enforce(&Decision::WakeAtExec { program: program.clone(), on: !known });
+        }
+    }
+
+    /// At the daemon's start: the execs of the programs known to run CPU-bound from
+    /// earlier runs are reported at once.
+    pub(super) fn wake_at_known_execs(&mut self, m: &mut dyn Machine) {
+        let Some(habits) = &self.habits else { return };
+        let min = self.config.daemon.learn_confidence;
+        let known: Vec<String> = habits
+            .iter()
+            .filter(|(p, _)| habits.cpu_bound(p, min).is_some())
+            .map(|(p, _)| p.clone())
+            .collect();
+        for program in known {
+            m.enforce(&Decision::WakeAtExec { program, on: true });
         }
     }
 
@@ -55,6 +103,145 @@ impl Core {
             };
             (LEARNED_CLASS.to_string(), reason)
         })
+    }
+
+    /// The class of process `pid` (no rule names it) if it runs CPU-bound now and does
+    /// not draw, and why: `None` unless learning is on and the configuration has the
+    /// class. Takes a new reading of its schedstat.
+    pub(super) fn busy_class(&mut self, pid: u32, m: &mut dyn Machine) -> Option<(String, ClassReason)> {
+        if self.habits.is_none() || !self.config.classes.contains_key(LEARNED_CLASS) {
+            return None;
+        }
+        let (share, window, ran) = self.runnable_since(pid, m)?;
+        if ran < MIN_EVIDENCE_CPU_NS || share < CPU_BOUND_SHARE {
+            return None;
+        }
+        if self.drawing(pid, m) {
+            let p = self.procs.get_mut(&pid)?;
+            p.reason = ClassReason::Unclassified { why: DRAWS.into() };
+            p.state = State::Left(format!("runs CPU-bound, but {DRAWS}"));
+            return None;
+        }
+        let reason = ClassReason::Busy { runnable: share, over_ms: window.as_millis() as u64 };
+        Some((LEARNED_CLASS.to_string(), reason))
+    }
+
+    /// How much of the time since its last reading (its whole life at the first) the
+    /// main thread of process `pid` was runnable, over how long, and the CPU time it
+    /// ran in it: `None` until that time is [`BUSY_WINDOW`] or more; the reading is
+    /// then kept for the next.
+    fn runnable_since(&mut self, pid: u32, m: &dyn Machine) -> Option<(f64, Duration, Ns)> {
+        let now: Instant = m.now();
+        let p = self.procs.get_mut(&pid)?;
+        let (run0, wait0, window) = match p.sched_seen {
+            Some((run0, wait0, at)) => (run0, wait0, now.saturating_duration_since(at)),
+            None => (0, 0, m.age(p.info.start_time)),
+        };
+        if window < BUSY_WINDOW {
+            return None;
+        }
+        let (run, wait) = m.schedstat(pid)?;
+        p.sched_seen = Some((run, wait, now));
+        let ran = run.saturating_sub(run0);
+        let runnable = ran + wait.saturating_sub(wait0);
+        let share = match window.as_nanos() {
+            0 => 0.0,
+            w => (runnable as f64 / w as f64).min(1.0),
+        };
+        Some((share, window, ran))
+    }
+
+    /// Whether process `pid` draws for a person, looked at once per process; its
+    /// program is then never lowered on its habits.
+    pub(super) fn drawing(&mut self, pid: u32, m: &mut dyn Machine) -> bool {
+        let Some(p) = self.procs.get(&pid) else { return false };
+        if let Some(draws) = p.draws {
+            return draws;
+        }
+        let draws = m.draws(pid);
+        let program = self.programs.get(&pid).cloned().unwrap_or_else(|| p.info.exe.clone());
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.draws = Some(draws);
+        }
+        if let Some(habits) = self.habits.as_mut().filter(|_| draws && !program.is_empty()) {
+            let min = self.config.daemon.learn_confidence;
+            let known = habits.cpu_bound(&program, min).is_some();
+            if habits.mark_draws(&program) && known {
+                m.enforce(&Decision::WakeAtExec { program, on: false });
+            }
+        }
+        draws
+    }
+
+    /// At each planning, with learning on: a process classed at its exec that draws
+    /// gets back what it had; one classed for running CPU-bound that no longer does,
+    /// too; one no rule names that runs CPU-bound now is classed so.
+    pub(super) fn relearn(&mut self, m: &mut dyn Machine) {
+        if self.habits.is_none() {
+            return;
+        }
+        let min_age = Duration::from_millis(self.config.daemon.min_age_ms);
+        let pids: Vec<u32> = self.procs.keys().copied().collect();
+        for pid in pids {
+            let Some(p) = self.procs.get(&pid) else { continue };
+            if matches!(p.state, State::Released(_)) {
+                continue;
+            }
+            let (reason, old_enough) = (p.reason.clone(), m.age(p.info.start_time) >= min_age);
+            let unclassed = p.class.is_none();
+            match reason {
+                ClassReason::Learned { .. } if old_enough && self.drawing(pid, m) => {
+                    self.give_back(pid, DRAWS.into(), m);
+                }
+                ClassReason::Busy { .. } => {
+                    if let Some((share, window, _)) = self.runnable_since(pid, m) {
+                        if share < RELEASE_SHARE {
+                            let why = format!(
+                                "no longer runs CPU-bound (runnable {:.0} % of its last {} ms)",
+                                share * 100.0,
+                                window.as_millis()
+                            );
+                            self.give_back(pid, why, m);
+                        }
+                    }
+                }
+                ClassReason::Unclassified { .. } | ClassReason::Watching
+                    if unclassed && self.may_learn(pid) =>
+                {
+                    if let Some((class, reason)) = self.busy_class(pid, m) {
+                        let p = self.procs.get_mut(&pid).expect("looked up above");
+                        (p.class, p.reason) = (Some(class), reason);
+                        self.apply_class(pid, m);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether the habits may class process `pid`: not a kernel thread, init or
+    /// schedlab's own.
+    pub(super) fn may_learn(&self, pid: u32) -> bool {
+        let Some(p) = self.procs.get(&pid) else { return false };
+        !p.info.kthread
+            && pid != 1
+            && pid != self.self_pid
+            && (self.self_exe.is_empty() || p.info.exe != self.self_exe)
+    }
+
+    /// Process `pid`'s class was found wrong for it (`why`): it gets back what it had
+    /// and is left alone.
+    fn give_back(&mut self, pid: u32, why: String, m: &mut dyn Machine) {
+        let Some(p) = self.procs.get_mut(&pid) else { return };
+        let process = p.info.key();
+        p.class = None;
+        p.reason = ClassReason::Unclassified { why: why.clone() };
+        p.state = State::Left(why.clone());
+        (p.nice, p.policy, p.cpus) = (None, None, None);
+        m.enforce(&Decision::Restore { process });
+        let name = self.name(pid, m);
+        let reason = stats::reason_text(&stats::reason_json(&ClassReason::Unclassified { why }));
+        self.note(Some(pid), format!("gave back what it had to {name}: {reason}"), m);
     }
 
     /// The habits learned so far, to keep.
@@ -100,7 +287,9 @@ mod tests {
             let exit = m.exit_having_lived(pid, life);
             core.events(&[exit], &mut m);
         }
-        assert_eq!(m.take(), vec![], "young processes are not changed");
+        // Only the news that xz is known: its execs are reported at once from now on.
+        let xz = Decision::WakeAtExec { program: "/usr/bin/xz".into(), on: true };
+        assert_eq!(m.take(), vec![xz], "young processes are not changed");
         // The fifth xz is classed at its exec, before it has lived min_age_ms.
         m.spawn(210, "xz", Duration::ZERO);
         core.events(&[m.exec(210)], &mut m);
@@ -185,5 +374,121 @@ mod tests {
         assert!(off.habits().is_none());
         let why = reason_text(&core.explain(310, &m).unwrap().process.reason);
         assert_eq!(why, "rule 1: comm=xz");
+    }
+
+    /// Learning on, processes taken in from 500 ms.
+    const QUICK: &str = "[class.background]\nnice = 5\npolicy = \"batch\"\n\
+                         [daemon]\nlearn = true\nboost = false\nmin_age_ms = 500\n";
+
+    #[test]
+    fn a_new_hog_is_classed_when_taken_in_and_given_back_when_it_stops() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(QUICK, None);
+        let batch = Change::Policy { policy: Policy::Batch, priority: 0, slice_ns: 0 };
+        // A program never seen, and an editor: both exec'd now.
+        m.spawn(500, "crunch", Duration::ZERO);
+        m.spawn(501, "vim", Duration::ZERO);
+        core.events(&[m.exec(500), m.exec(501)], &mut m);
+        // 600 ms on: crunch ran 150 ms and waited 440 (runnable 98 %), vim ran 10 ms.
+        m.advance(Duration::from_millis(600));
+        m.processes.get_mut(&500).unwrap().schedstat = (150 * MS, 440 * MS);
+        m.processes.get_mut(&501).unwrap().schedstat = (10 * MS, 0);
+        core.tick(&mut m);
+        assert_eq!(m.take(), vec![m.set(500, Change::Nice(5)), m.set(500, batch)], "only the hog");
+        let why = reason_text(&core.explain(500, &m).unwrap().process.reason);
+        assert_eq!(why, "runs CPU-bound now (runnable 98 % of its last 600 ms)");
+        // A planning 1 s later: it still runs CPU-bound (runnable 100 %), nothing changes.
+        m.advance(Duration::from_secs(1));
+        m.processes.get_mut(&500).unwrap().schedstat = (400 * MS, 1200 * MS);
+        core.replan(&mut m);
+        assert!(!m.take().iter().any(|d| matches!(d, Decision::Set { .. } | Decision::Restore { .. })));
+        // Then it waits for input: runnable 30 % of the next second. A planning 200 ms
+        // in reads nothing (too short a time to judge) and the time adds up to the next:
+        // it gets back what it had.
+        m.advance(Duration::from_millis(200));
+        core.replan(&mut m);
+        assert_eq!(m.take(), vec![]);
+        m.advance(Duration::from_millis(800));
+        m.processes.get_mut(&500).unwrap().schedstat = (600 * MS, 1300 * MS);
+        core.replan(&mut m);
+        assert!(m.take().contains(&Decision::Restore { process: m.key(500) }));
+        assert_eq!(m.settings_of(500).nice, 0);
+        assert_eq!(m.settings_of(500).policy, Policy::Other);
+        let state = core.explain(500, &m).unwrap().process.state.clone();
+        assert_eq!(state, "left alone: no longer runs CPU-bound (runnable 30 % of its last 1000 ms)");
+        // A sleeper that starts running CPU-bound later is classed at a planning.
+        m.advance(Duration::from_secs(1));
+        m.processes.get_mut(&501).unwrap().schedstat = (500 * MS, 480 * MS);
+        core.replan(&mut m);
+        assert!(m.take().contains(&m.set(501, Change::Nice(5))), "vim's runaway plugin");
+    }
+
+    #[test]
+    fn a_process_that_draws_is_never_lowered_and_its_program_never_again() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(QUICK, None);
+        // An uncapped game: CPU-bound, with a display library mapped. Not lowered.
+        m.spawn(600, "game", Duration::ZERO).draws = true;
+        core.events(&[m.exec(600)], &mut m);
+        m.advance(Duration::from_millis(600));
+        m.processes.get_mut(&600).unwrap().schedstat = (300 * MS, 290 * MS);
+        core.tick(&mut m);
+        core.replan(&mut m);
+        assert!(!m.take().iter().any(|d| matches!(d, Decision::Set { .. })), "a person looks at it");
+        let state = core.explain(600, &m).unwrap().process.state.clone();
+        assert_eq!(
+            state,
+            "left alone: runs CPU-bound, but it draws for a person (a display library mapped): never lowered \
+             on its habits"
+        );
+        // Its lives say CPU-bound, but its program is known to draw: never known a hog.
+        let game =
+            Some(Life { runtime_ns: 900 * MS, wait_ns: 80 * MS, lived_ns: 1_000 * MS, ..Life::default() });
+        let exit = m.exit_having_lived(600, game);
+        core.events(&[exit], &mut m);
+        for pid in 601..606 {
+            m.spawn(pid, "game", Duration::ZERO);
+            core.events(&[m.exec(pid)], &mut m);
+            let exit = m.exit_having_lived(pid, game);
+            core.events(&[exit], &mut m);
+        }
+        assert!(core.habits().unwrap().cpu_bound("/usr/bin/game", 0.5).is_none());
+        assert!(m.exec_wakes.is_empty());
+        // A program learned CPU-bound from short lives, lowered at its exec, that turns
+        // out to draw once it has lived min_age_ms: it gets back what it had, and its
+        // program is no longer lowered at its exec.
+        for pid in 700..705 {
+            m.spawn(pid, "viewer", Duration::ZERO);
+            core.events(&[m.exec(pid)], &mut m);
+            let exit = m.exit_having_lived(pid, hog());
+            core.events(&[exit], &mut m);
+        }
+        assert!(m.exec_wakes.contains("/usr/bin/viewer"));
+        m.spawn(710, "viewer", Duration::ZERO).draws = true;
+        core.events(&[m.exec(710)], &mut m);
+        assert_eq!(m.settings_of(710).nice, 5, "lowered at its exec");
+        m.advance(Duration::from_millis(600));
+        m.take();
+        core.replan(&mut m);
+        let wake_off = Decision::WakeAtExec { program: "/usr/bin/viewer".into(), on: false };
+        assert_eq!(m.take()[..2], [wake_off, Decision::Restore { process: m.key(710) }]);
+        assert_eq!(m.settings_of(710).nice, 0);
+        assert!(m.exec_wakes.is_empty() && core.habits().unwrap().get("/usr/bin/viewer").unwrap().draws);
+        m.spawn(711, "viewer", Duration::ZERO);
+        core.events(&[m.exec(711)], &mut m);
+        assert_eq!(m.settings_of(711).nice, 0, "not at its next exec");
+    }
+
+    #[test]
+    fn the_programs_known_from_earlier_runs_wake_at_their_exec_from_the_start() {
+        let mut m = FakeMachine::new();
+        let mut habits = schedlab_behavior::habits::Habits::default();
+        for _ in 0..5 {
+            habits.record("/usr/bin/xz", &hog().unwrap());
+            habits.record("/usr/bin/vim", &sleeper().unwrap());
+        }
+        let mut core = m.core_knowing(QUICK, None, habits);
+        core.running(&[], &mut m);
+        assert_eq!(m.exec_wakes.iter().collect::<Vec<_>>(), ["/usr/bin/xz"]);
     }
 }

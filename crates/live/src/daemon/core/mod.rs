@@ -113,6 +113,11 @@ struct Proc {
     threads: u32,
     /// Its latest decisions.
     decisions: VecDeque<String>,
+    /// Its main thread's schedstat at the last reading (run, runnable-waiting) and when:
+    /// whether it runs CPU-bound now ([`Core::busy_class`]).
+    sched_seen: Option<(Ns, Ns, Instant)>,
+    /// Whether it draws for a person, once looked at ([`Core::drawing`]).
+    draws: Option<bool>,
 }
 
 impl Proc {
@@ -132,6 +137,8 @@ impl Proc {
             load: 0.0,
             threads: 1,
             decisions: VecDeque::new(),
+            sched_seen: None,
+            draws: None,
         }
     }
 
@@ -313,7 +320,7 @@ impl Core {
                 }
                 EventKind::Exit { pid, life, .. } => {
                     if let Some(life) = life {
-                        self.learn_life(pid.0, life);
+                        self.learn_life(pid.0, life, m);
                     }
                     self.exited(*pid, m);
                 }

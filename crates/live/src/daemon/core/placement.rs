@@ -28,6 +28,7 @@ impl Core {
             p.runtime_prev = r;
             p.threads = threads;
         }
+        self.relearn(m);
         let young: Vec<u32> =
             self.procs.iter().filter(|(_, p)| p.state == State::Young).map(|(&pid, _)| pid).collect();
         for pid in young {

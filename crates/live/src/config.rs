@@ -59,10 +59,11 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #                         it, at no cost but the exit), and give a program known to run
 #                         CPU-bound the class `background` at its exec, before it has
 #                         taken a slice from anyone; a process that runs CPU-bound now
-#                         (runnable 90 % of the last 0.4 s or more) gets it when taken
-#                         in or at the next planning, and loses it when it stops. Only
+#                         (runnable 90 % of its life when taken in, or of 5 s later)
+#                         gets it too, and loses it when it stops. Only
 #                         processes no rule matches, and never one with a display
-#                         library mapped (a game, a browser, a viewer) or its program
+#                         library mapped (a game, a browser, a viewer) or its program.
+#                         A configuration without the class learns but lowers nothing
 #   learn_confidence = 0.8  how sure (0.5..1) that a program runs CPU-bound before it
 #                         is classed so (four CPU-bound runs in a row reach 0.8)
 #   model = false         classify processes no rule matches with the learned model,
@@ -169,7 +170,8 @@ struct RawConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct Daemon {
     /// Learn each program's habits from its processes' lives, and class a program known
-    /// to run CPU-bound `background` at its exec (behavior::habits).
+    /// to run CPU-bound `background` at its exec (behavior::habits), and a process that
+    /// runs CPU-bound now when taken in or at a planning (daemon::core::learning).
     pub learn: bool,
     /// How sure the habits must be that a program runs CPU-bound (0.5..1).
     pub learn_confidence: f64,

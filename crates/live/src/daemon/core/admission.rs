@@ -137,7 +137,7 @@ impl Core {
         // A new process (or one running at start) that runs CPU-bound already is
         // classed now, with learning on.
         if unclassified && self.may_learn(pid) {
-            if let Some((class, reason)) = self.busy_class(pid, m) {
+            if let Some((class, reason)) = self.busy_class(pid, super::learning::BUSY_WINDOW, m) {
                 let p = self.procs.get_mut(&pid).expect("inserted above");
                 (p.class, p.reason) = (Some(class), reason);
                 self.apply_class(pid, m);

@@ -6,11 +6,11 @@
 //!   whole build would have them, where the profiling windows and `min_age_ms` would
 //!   never reach them; its execs wake the daemon at once ([`Decision::WakeAtExec`]);
 //! - a process no rule names that **runs CPU-bound now** (its main thread runnable for
-//!   at least [`CPU_BOUND_SHARE`] of the time since it was last read, over at least
-//!   [`BUSY_WINDOW`]) gets the same class when it is taken in or at a planning: a new
-//!   hog of a program never seen before is lowered within `min_age_ms` plus a planning
-//!   period, and one that stops running CPU-bound (runnable under [`RELEASE_SHARE`]
-//!   of a period) gets back what it had;
+//!   at least [`CPU_BOUND_SHARE`] of its life when it is taken in, or of the last
+//!   [`BUSY_LOOK_EVERY`] after) gets the same class: a new hog of a program never seen
+//!   before is lowered when taken in, `min_age_ms` after its exec, and one that stops
+//!   running CPU-bound (runnable under [`RELEASE_SHARE`] of the [`BUSY_WINDOW`] or more
+//!   since it was last read, at a planning) gets back what it had;
 //! - a process that **draws for a person** (a display library mapped) is never lowered
 //!   on its habits or its busyness, and its program never again: an uncapped game runs
 //!   as CPU-bound as a compressor. A process classed at its exec is looked at once it
@@ -34,6 +34,11 @@ pub const LEARNED_CLASS: &str = "background";
 /// The least time over which a process is judged to run CPU-bound now: long enough that
 /// a burst of a program that then waits (a page load, a search) is not taken for a hog.
 pub const BUSY_WINDOW: Duration = Duration::from_millis(400);
+/// How often a process no rule names, taken in and not running CPU-bound then, is
+/// looked at again: a long-lived program that turns into a hog is rarer than a new one
+/// (looked at when taken in), and each look reads its schedstat from the daemon's
+/// real-time thread, which preempts whatever runs on its CPU.
+pub const BUSY_LOOK_EVERY: Duration = Duration::from_secs(5);
 /// A process classed for running CPU-bound gets back what it had once it is runnable
 /// for less than this share of a planning period: well under [`CPU_BOUND_SHARE`], so
 /// that a hog that reads a file now and then is not changed back and forth.
@@ -108,11 +113,16 @@ impl Core {
     /// The class of process `pid` (no rule names it) if it runs CPU-bound now and does
     /// not draw, and why: `None` unless learning is on and the configuration has the
     /// class. Takes a new reading of its schedstat.
-    pub(super) fn busy_class(&mut self, pid: u32, m: &mut dyn Machine) -> Option<(String, ClassReason)> {
+    pub(super) fn busy_class(
+        &mut self,
+        pid: u32,
+        window: Duration,
+        m: &mut dyn Machine,
+    ) -> Option<(String, ClassReason)> {
         if self.habits.is_none() || !self.config.classes.contains_key(LEARNED_CLASS) {
             return None;
         }
-        let (share, window, ran) = self.runnable_since(pid, m)?;
+        let (share, window, ran) = self.runnable_since(pid, window, m)?;
         if ran < MIN_EVIDENCE_CPU_NS || share < CPU_BOUND_SHARE {
             return None;
         }
@@ -128,16 +138,16 @@ impl Core {
 
     /// How much of the time since its last reading (its whole life at the first) the
     /// main thread of process `pid` was runnable, over how long, and the CPU time it
-    /// ran in it: `None` until that time is [`BUSY_WINDOW`] or more; the reading is
-    /// then kept for the next.
-    fn runnable_since(&mut self, pid: u32, m: &dyn Machine) -> Option<(f64, Duration, Ns)> {
+    /// ran in it: `None` until that time is `least` or more; the reading is then kept
+    /// for the next.
+    fn runnable_since(&mut self, pid: u32, least: Duration, m: &dyn Machine) -> Option<(f64, Duration, Ns)> {
         let now: Instant = m.now();
         let p = self.procs.get_mut(&pid)?;
         let (run0, wait0, window) = match p.sched_seen {
             Some((run0, wait0, at)) => (run0, wait0, now.saturating_duration_since(at)),
             None => (0, 0, m.age(p.info.start_time)),
         };
-        if window < BUSY_WINDOW {
+        if window < least {
             return None;
         }
         let (run, wait) = m.schedstat(pid)?;
@@ -194,7 +204,7 @@ impl Core {
                     self.give_back(pid, DRAWS.into(), m);
                 }
                 ClassReason::Busy { .. } => {
-                    if let Some((share, window, _)) = self.runnable_since(pid, m) {
+                    if let Some((share, window, _)) = self.runnable_since(pid, BUSY_WINDOW, m) {
                         if share < RELEASE_SHARE {
                             let why = format!(
                                 "no longer runs CPU-bound (runnable {:.0} % of its last {} ms)",
@@ -208,7 +218,7 @@ impl Core {
                 ClassReason::Unclassified { .. } | ClassReason::Watching
                     if unclassed && self.may_learn(pid) =>
                 {
-                    if let Some((class, reason)) = self.busy_class(pid, m) {
+                    if let Some((class, reason)) = self.busy_class(pid, BUSY_LOOK_EVERY, m) {
                         let p = self.procs.get_mut(&pid).expect("looked up above");
                         (p.class, p.reason) = (Some(class), reason);
                         self.apply_class(pid, m);
@@ -416,11 +426,19 @@ mod tests {
         assert_eq!(m.settings_of(500).policy, Policy::Other);
         let state = core.explain(500, &m).unwrap().process.state.clone();
         assert_eq!(state, "left alone: no longer runs CPU-bound (runnable 30 % of its last 1000 ms)");
-        // A sleeper that starts running CPU-bound later is classed at a planning.
+        // A sleeper that starts running CPU-bound later is classed at the first planning
+        // BUSY_LOOK_EVERY (5 s) after it was last looked at (when taken in, at 0.6 s):
+        // runnable 95 % of those 5 s.
         m.advance(Duration::from_secs(1));
-        m.processes.get_mut(&501).unwrap().schedstat = (500 * MS, 480 * MS);
+        m.processes.get_mut(&501).unwrap().schedstat = (1_000 * MS, 1_000 * MS);
+        core.replan(&mut m);
+        assert_eq!(m.take(), vec![], "3 s since it was looked at");
+        m.advance(Duration::from_secs(2));
+        m.processes.get_mut(&501).unwrap().schedstat = (2_500 * MS, 2_250 * MS);
         core.replan(&mut m);
         assert!(m.take().contains(&m.set(501, Change::Nice(5))), "vim's runaway plugin");
+        let why = reason_text(&core.explain(501, &m).unwrap().process.reason);
+        assert_eq!(why, "runs CPU-bound now (runnable 95 % of its last 5000 ms)");
     }
 
     #[test]

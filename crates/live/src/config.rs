@@ -543,6 +543,9 @@ mod tests {
         );
         let d = &c.daemon;
         assert!(!d.slices && !d.colocate && !d.model && d.min_age_ms >= 500 && d.model_confidence.is_none());
+        // Learning is on, and what it gives is what a person's `renice 19` gives.
+        let background = &c.classes["background"];
+        assert!(d.learn && background.nice == Some(19) && background.policy == Some(ClassPolicy::Batch));
         let rule = &c.rules[0];
         assert_eq!(rule.class, "interactive");
         let comm = rule.matches.comm.as_deref().unwrap();

@@ -31,7 +31,12 @@ fn facts() -> &'static Result<HashMap<String, String>, String> {
             .env("VM_TIMEOUT", "540")
             .args(["--file", &hackbench, "--file", SCRIPT, "--file", &trial, "--", "sh /files/vm_ext.sh"])
             .output()
-            .map_err(|e| format!("cannot run scripts/vm-run.sh: {e}"))?;
+            .map_err(|e| format!("cannot run scripts/vm-run.sh: {e}"));
+        // The VM has its copy: the store's directory goes, whatever the run came to.
+        if let Some(dir) = std::path::Path::new(&trial).parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        let out = out?;
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         if !out.status.success() {
             return Err(format!(

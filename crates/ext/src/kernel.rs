@@ -77,7 +77,23 @@ impl std::fmt::Display for State {
 mod tests {
     use super::*;
 
-    fn dir(files: &[(&str, &str)]) -> std::path::PathBuf {
+    /// A directory laid out as /sys/kernel/sched_ext, removed when dropped.
+    struct Dir(std::path::PathBuf);
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    impl std::ops::Deref for Dir {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    fn dir(files: &[(&str, &str)]) -> Dir {
         let d =
             std::env::temp_dir().join(format!("schedlab-ext-state-{}-{}", std::process::id(), files.len()));
         let _ = fs::remove_dir_all(&d);
@@ -85,7 +101,7 @@ mod tests {
         for (name, text) in files {
             fs::write(d.join(name), text).unwrap();
         }
-        d
+        Dir(d)
     }
 
     #[test]

@@ -364,12 +364,12 @@ impl<'s> Actuator<'s> {
     /// Forgets a process that exited: its pending entries are marked undone (there is
     /// nothing left to restore).
     pub fn forget(&mut self, key: ProcessKey) -> Result<()> {
-        for what in Setting::ALL {
-            for m in self.stacks.remove(&(key, what)).unwrap_or_default() {
-                self.store.journal_mark_undone(m.id)?;
-            }
-        }
-        Ok(())
+        let ids: Vec<JournalId> = Setting::ALL
+            .into_iter()
+            .flat_map(|what| self.stacks.remove(&(key, what)).unwrap_or_default())
+            .map(|m| m.id)
+            .collect();
+        Ok(self.store.journal_mark_undone_all(&ids)?)
     }
 
     /// Whether this run has pending changes of the process.

@@ -128,12 +128,23 @@ impl Store {
     /// daemon marks its changes after its turn, off the reaction path: until then an
     /// entry is pending as one not applied, which a restore treats the same).
     pub fn journal_mark_applied_all(&self, ids: &[JournalId]) -> Result<()> {
+        self.journal_set_all(ids, "UPDATE journal SET applied = 1 WHERE id = ?1")
+    }
+
+    /// Records that entries `ids` need no undoing (their process exited), in one
+    /// transaction: a build's job leaves two entries, and its exit is one commit.
+    pub fn journal_mark_undone_all(&self, ids: &[JournalId]) -> Result<()> {
+        self.journal_set_all(ids, "UPDATE journal SET undone = 1 WHERE id = ?1")
+    }
+
+    /// Runs `sql` (which sets a flag of entry `?1`) for each of `ids`, in one transaction.
+    fn journal_set_all(&self, ids: &[JournalId], sql: &str) -> Result<()> {
         if ids.is_empty() {
             return Ok(());
         }
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         for &id in ids {
-            self.journal_mark_applied(id)?;
+            self.journal_set(id, sql)?;
         }
         tx.commit().map_err(|e| self.err(e))
     }

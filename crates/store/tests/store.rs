@@ -279,8 +279,11 @@ fn journal_lists_pending_changes_newest_first_until_undone() {
         assert!(!entry.undone);
     }
 
-    store.journal_mark_undone(ids[4]).unwrap();
-    store.journal_mark_undone(ids[0]).unwrap();
+    // Two at once (a process's entries at its exit), in one transaction: all or none.
+    let unknown = schedlab_store::JournalId(ids[4].0 + 100);
+    assert!(store.journal_mark_undone_all(&[ids[4], unknown]).is_err());
+    assert_eq!(store.journal_pending().unwrap().len(), 5, "none marked when one is not there");
+    store.journal_mark_undone_all(&[ids[4], ids[0]]).unwrap();
     let left: Vec<_> = store.journal_pending().unwrap().into_iter().map(|e| e.id).collect();
     assert_eq!(left, vec![ids[3], ids[2], ids[1]]);
 
@@ -293,7 +296,6 @@ fn journal_lists_pending_changes_newest_first_until_undone() {
         ("SCHED_OTHER 0", "SCHED_FIFO 9")
     );
 
-    let unknown = schedlab_store::JournalId(ids[4].0 + 100);
     assert!(matches!(store.journal_set_values(unknown, "", "").unwrap_err(), Error::NoJournalEntry { .. }));
 
     // Pruning deletes closed entries only, the newest `keep` of them kept.

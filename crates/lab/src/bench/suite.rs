@@ -581,10 +581,11 @@ pub fn run_suite(
                 Some(q) => compare_pooled(&w.name(), metric, unit, q, &latencies[0][i], &latencies[1][i]),
                 None => compare(&w.name(), metric, unit, bare, schedlab),
             };
-            row.verdict = match (row.schedlab_median - row.bare_median).abs() <= w.noise_floor(m, &cfg.sizes)
-            {
-                true => Verdict::Neutral,
-                false => Verdict::within(row.ratio, row.ci_high, w.loss_bounds(m)),
+            let within_noise = (row.schedlab_median - row.bare_median).abs() <= w.noise_floor(m, &cfg.sizes);
+            row.verdict = if within_noise {
+                Verdict::Neutral
+            } else {
+                Verdict::within(row.ratio, row.ci_high, w.loss_bounds(m))
             };
             let base = match w {
                 Workload::Deps(kind) => {

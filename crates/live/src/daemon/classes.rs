@@ -30,6 +30,15 @@ pub enum ClassReason {
     KernelThread,
 }
 
+impl ClassReason {
+    /// Whether the class is a guess (the habits', the busyness', the model's) and so
+    /// only ever lowers: a process already at or below it, or real time, keeps what it
+    /// has.
+    pub fn only_lowers(&self) -> bool {
+        matches!(self, ClassReason::Learned { .. } | ClassReason::Busy { .. } | ClassReason::Model { .. })
+    }
+}
+
 /// The first rule matching the process: its class and the reason.
 pub fn by_rules(config: &Config, info: &ProcInfo, parent_comm: &str) -> Option<(String, ClassReason)> {
     config

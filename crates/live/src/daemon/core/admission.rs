@@ -93,8 +93,8 @@ impl Core {
         let existing = self.procs.remove(&pid).filter(|p| p.info.start_time == info.start_time);
         let mut p = existing.unwrap_or_else(|| Proc::new(info.clone(), m.now()));
         p.info = info;
-        let ours = pid == self.self_pid || (!self.self_exe.is_empty() && p.info.exe == self.self_exe);
-        if ours || pid == 1 || (p.info.kthread && matched.is_none()) {
+        let ours = self.ours_or_init(pid, &p.info);
+        if ours || (p.info.kthread && matched.is_none()) {
             p.reason = ClassReason::KernelThread;
             p.state =
                 State::Left(if p.info.kthread { "kernel thread" } else { "init or schedlab's own" }.into());

@@ -60,11 +60,10 @@ impl Core {
             self.set_state(pid, State::Young);
             return;
         }
-        // A class the habits or the model gave only ever lowers: a process already at or
-        // below it (a person's `nice -n 19 make`, SCHED_IDLE) or real time (set so on
-        // purpose) keeps what it has.
-        let guessed = matches!(p.reason, ClassReason::Learned { .. } | ClassReason::Model { .. });
-        if guessed && self.already_low(pid, &class_name, m) {
+        // A class the habits, the busyness or the model gave only ever lowers: a process
+        // already at or below it (a person's `nice -n 19 make`, SCHED_IDLE) or real time
+        // (set so on purpose) keeps what it has.
+        if p.reason.only_lowers() && self.already_low(pid, &class_name, m) {
             let why = format!("class {class_name}: it runs at or below that already, which it keeps");
             self.set_state(pid, State::Left(why));
             return;

@@ -112,17 +112,17 @@ impl Core {
 
     /// The class of process `pid` (no rule names it) if it runs CPU-bound now and does
     /// not draw, and why: `None` unless learning is on and the configuration has the
-    /// class. Takes a new reading of its schedstat.
+    /// class. Takes a new reading of its schedstat if the last is `least` old.
     pub(super) fn busy_class(
         &mut self,
         pid: u32,
-        window: Duration,
+        least: Duration,
         m: &mut dyn Machine,
     ) -> Option<(String, ClassReason)> {
         if self.habits.is_none() || !self.config.classes.contains_key(LEARNED_CLASS) {
             return None;
         }
-        let (share, window, ran) = self.runnable_since(pid, window, m)?;
+        let (share, window, ran) = self.runnable_since(pid, least, m)?;
         if ran < MIN_EVIDENCE_CPU_NS || share < CPU_BOUND_SHARE {
             return None;
         }
@@ -232,11 +232,7 @@ impl Core {
     /// Whether the habits may class process `pid`: not a kernel thread, init or
     /// schedlab's own.
     pub(super) fn may_learn(&self, pid: u32) -> bool {
-        let Some(p) = self.procs.get(&pid) else { return false };
-        !p.info.kthread
-            && pid != 1
-            && pid != self.self_pid
-            && (self.self_exe.is_empty() || p.info.exe != self.self_exe)
+        self.procs.get(&pid).is_some_and(|p| !p.info.kthread && !self.ours_or_init(pid, &p.info))
     }
 
     /// Process `pid`'s class was found wrong for it (`why`): it gets back what it had
@@ -439,6 +435,26 @@ mod tests {
         assert!(m.take().contains(&m.set(501, Change::Nice(5))), "vim's runaway plugin");
         let why = reason_text(&core.explain(501, &m).unwrap().process.reason);
         assert_eq!(why, "runs CPU-bound now (runnable 95 % of its last 5000 ms)");
+    }
+
+    #[test]
+    fn a_hog_at_real_time_or_idle_is_never_changed_for_running_cpu_bound() {
+        let mut m = FakeMachine::new();
+        let mut core = m.core(QUICK, None);
+        // A person's `chrt -f 10` number cruncher and their `chrt -i 0` one: both CPU-bound.
+        m.spawn(800, "crunch-rt", Duration::ZERO).settings.policy = Policy::Fifo;
+        m.processes.get_mut(&800).unwrap().settings.priority = 10;
+        m.spawn(801, "crunch-idle", Duration::ZERO).settings.policy = Policy::Idle;
+        core.events(&[m.exec(800), m.exec(801)], &mut m);
+        m.advance(Duration::from_millis(600));
+        for pid in [800, 801] {
+            m.processes.get_mut(&pid).unwrap().schedstat = (590 * MS, 0);
+        }
+        core.tick(&mut m);
+        assert!(!m.take().iter().any(|d| matches!(d, Decision::Set { .. })), "neither is demoted nor raised");
+        assert_eq!((m.settings_of(800).policy, m.settings_of(801).policy), (Policy::Fifo, Policy::Idle));
+        let state = core.explain(800, &m).unwrap().process.state.clone();
+        assert_eq!(state, "left alone: class background: it runs at or below that already, which it keeps");
     }
 
     #[test]

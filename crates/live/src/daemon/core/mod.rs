@@ -433,6 +433,12 @@ impl Core {
         }
     }
 
+    /// Whether process `pid` (`info`) is init or schedlab's own (a benchmark and its
+    /// workers): never given a class.
+    fn ours_or_init(&self, pid: u32, info: &ProcInfo) -> bool {
+        pid == 1 || pid == self.self_pid || (!self.self_exe.is_empty() && info.exe == self.self_exe)
+    }
+
     /// Forgets process `pid`: it exited, or its pid is another process's now.
     fn forget(&mut self, pid: u32, m: &mut dyn Machine) {
         if let Some(p) = self.procs.remove(&pid) {

@@ -1,10 +1,13 @@
 #!/bin/sh
-# How soon after its exec a process of a program learned to run CPU-bound is lowered:
-# a daemon with the built-in configuration (learning on) and a store of its own, a copy
-# of dash under a name of its own run CPU-bound four times (the habits learn it), then
-# spawned RUNS times more, each polled for its nice value every 0.2 ms from the spawn's
-# return. Prints each time and their median. Needs root; stops the daemon (which
-# restores everything) and removes its files at the end.
+# How soon after its exec a process of a program learned to run CPU-bound is lowered,
+# and what each such exec costs the daemon: a daemon with the built-in configuration
+# (learning on) and a store of its own, a copy of dash under a name of its own run
+# CPU-bound four times (the habits learn it), then spawned RUNS times more, each polled
+# for its nice value every 0.2 ms from the spawn's return; prints each time and their
+# median. Then 500 short runs of it, and 500 of another copy the daemon does not know,
+# each set beside the daemon's CPU time (all its threads, /proc/PID/task/*/schedstat)
+# over them: its work per exec of a learned program and of an unknown one. Needs root;
+# stops the daemon (which restores everything) and removes its files at the end.
 #   sudo scripts/exec-lowering.sh [RUNS]   (SCHEDLAB=path/to/schedlab, default the release build)
 set -eu
 RUNS=${1:-20}
@@ -31,3 +34,13 @@ for _ in range(runs):
 print("lowered after the exec (ms):", " ".join(f"{t:.2f}" for t in times))
 print(f"median {statistics.median(times):.2f} ms, max {max(times):.2f} ms over {runs} runs")
 PY
+cp /bin/dash "$DIR/sl-unknown"
+daemon_ns() { cat /proc/$DAEMON/task/*/schedstat | awk '{ s += $1 } END { printf "%d", s }'; }
+for kind in unknown lowering-hog unknown lowering-hog; do
+    before=$(daemon_ns)
+    i=0
+    while [ $i -lt 500 ]; do "$DIR/sl-$kind" -c 'i=0; while [ $i -lt 300 ]; do i=$((i+1)); done'; i=$((i+1)); done
+    sleep 0.5
+    echo "daemon CPU per exec of sl-$kind: $(( ($(daemon_ns) - before) / 500000 )) us over 500 execs"
+done
+

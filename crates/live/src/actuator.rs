@@ -151,12 +151,16 @@ pub struct Actuator<'s> {
     /// caller's urgent work (a boost is in force once its system call returns; a journal
     /// commit more before the reaction is over would only delay it).
     unmarked: Vec<JournalId>,
+    /// Entries of processes that exited, not yet marked undone: marked by
+    /// [`Actuator::settle`] in the same transaction. Until then they are pending, and a
+    /// restore finds their process gone and closes them the same.
+    exited: Vec<JournalId>,
 }
 
 impl<'s> Actuator<'s> {
     /// An actuator journaling in `store`.
     pub fn new(store: &'s Store) -> Actuator<'s> {
-        Actuator { store, stacks: HashMap::new(), unmarked: Vec::new() }
+        Actuator { store, stacks: HashMap::new(), unmarked: Vec::new(), exited: Vec::new() }
     }
 
     /// The store the journal is kept in.
@@ -193,14 +197,48 @@ impl<'s> Actuator<'s> {
         rt_priority: u32,
         sched_runtime_ns: u64,
     ) -> Result<JournalId> {
+        same(process)?;
+        let pairs = self.policy_pairs(process, policy, rt_priority, sched_runtime_ns)?;
+        Ok(*self.change_all(process, pairs)?.last().expect("one change at least"))
+    }
+
+    /// Sets the nice value and the policy of the process's threads together, as
+    /// [`Actuator::set_nice`] and [`Actuator::set_policy`] would one after the other
+    /// (a class's settings), in one journal transaction and one pass over the threads:
+    /// a build's jobs are classed at their exec by the hundred a second, and each
+    /// commit and each read of /proc is time taken from the build. Returns the
+    /// entries' ids, the nice value's first.
+    pub fn set_nice_and_policy(
+        &mut self,
+        process: &ProcessHandle,
+        nice: i32,
+        policy: Policy,
+        rt_priority: u32,
+        sched_runtime_ns: u64,
+    ) -> Result<Vec<JournalId>> {
+        check_nice(process, nice)?;
+        same(process)?;
+        let mut pairs = vec![(self.read(process, Setting::Nice)?, Value::Nice(nice))];
+        pairs.extend(self.policy_pairs(process, policy, rt_priority, sched_runtime_ns)?);
+        self.change_all(process, pairs)
+    }
+
+    /// The (old, new) pairs that give the process `policy`: the `RLIMIT_RTTIME` bound a
+    /// real-time policy needs first, then the policy, its reset-on-fork flag kept.
+    fn policy_pairs(
+        &self,
+        process: &ProcessHandle,
+        policy: Policy,
+        rt_priority: u32,
+        sched_runtime_ns: u64,
+    ) -> Result<Vec<(Value, Value)>> {
         let value = PolicyValue::new(policy, rt_priority, sched_runtime_ns)
             .map_err(|e| kernel_err("set policy", process.pid(), e))?;
-        same(process)?;
         let old = self.read(process, Setting::Policy)?;
         let new = Value::Policy(value.with_reset_on_fork(old.reset_on_fork()));
         let mut pairs = self.rttime_bound(process, policy)?;
         pairs.push((old, new));
-        Ok(*self.change_all(process, pairs)?.last().expect("one change at least"))
+        Ok(pairs)
     }
 
     /// The `RLIMIT_RTTIME` a real-time `policy` needs first ([`RtTime::bounded`]),
@@ -267,11 +305,14 @@ impl<'s> Actuator<'s> {
             .collect()
     }
 
-    /// Marks the changes made since the last call applied in the journal. Until then
-    /// they are pending as changes maybe not applied, which `restore` undoes the same.
+    /// Marks the changes made since the last call applied in the journal, and those of
+    /// the processes that exited since undone, in one transaction. Until then the first
+    /// are pending as changes maybe not applied, which `restore` undoes the same, and
+    /// the second as changes of processes a restore finds gone.
     pub fn settle(&mut self) -> Result<()> {
-        self.store.journal_mark_applied_all(&self.unmarked)?;
+        self.store.journal_settle(&self.unmarked, &self.exited)?;
         self.unmarked.clear();
+        self.exited.clear();
         Ok(())
     }
 
@@ -362,14 +403,20 @@ impl<'s> Actuator<'s> {
     }
 
     /// Forgets a process that exited: its pending entries are marked undone (there is
-    /// nothing left to restore).
-    pub fn forget(&mut self, key: ProcessKey) -> Result<()> {
-        let ids: Vec<JournalId> = Setting::ALL
+    /// nothing left to restore) at the next [`Actuator::settle`]: a build's job exits
+    /// by the hundred a second, and its own commit each would be time taken from it.
+    pub fn forget(&mut self, key: ProcessKey) {
+        let ids = self.take_stacks(key);
+        self.exited.extend(ids);
+    }
+
+    /// This run's pending entries of process `key`, no longer kept.
+    fn take_stacks(&mut self, key: ProcessKey) -> Vec<JournalId> {
+        Setting::ALL
             .into_iter()
             .flat_map(|what| self.stacks.remove(&(key, what)).unwrap_or_default())
             .map(|m| m.id)
-            .collect();
-        Ok(self.store.journal_mark_undone_all(&ids)?)
+            .collect()
     }
 
     /// Whether this run has pending changes of the process.
@@ -406,7 +453,8 @@ impl<'s> Actuator<'s> {
     /// previous run's were restored at the start) are marked undone without writing the
     /// old values back, so that a user's own change stays.
     pub fn release(&mut self, process: &ProcessHandle) -> Result<()> {
-        self.forget(process.key())
+        let ids = self.take_stacks(process.key());
+        Ok(self.store.journal_mark_undone_all(&ids)?)
     }
 
     /// Undoes every pending entry of the journal, newest first (cgroup moves before
@@ -441,6 +489,7 @@ impl<'s> Actuator<'s> {
             self.stacks.remove(&(entry.change.target, entry.change.what));
         }
         self.unmarked.clear();
+        self.exited.clear();
         Ok(report)
     }
 
@@ -454,6 +503,7 @@ impl<'s> Actuator<'s> {
         }
         self.stacks.clear();
         self.unmarked.clear();
+        self.exited.clear();
         Ok(pending.len())
     }
 

@@ -2,6 +2,7 @@
 //! plan, a nice value and a policy. TOML; every error names the file, the line and
 //! column, and what is wrong, and nothing is applied from a bad file.
 
+use crate::process::ProcFields;
 use crate::settings::{CpuListError, CpuListProblem};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -52,6 +53,10 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #   policy   = "other"  other, batch, idle, fifo or rr (fifo/rr need rt_priority and
 #              are bounded by rt_max_ms of CPU per second)
 #   rt_priority = 1..99, rt_max_ms = 1..950
+#   slice_ms = 3        the EEVDF slice of a fair policy (`sched_attr.sched_runtime`),
+#              0.1..100 ms (default: the kernel's, 3 ms on 6.6 and later): a task
+#              with a shorter slice than the one running preempts it at its wake-up
+#              (PREEMPT_SHORT), where an equal one waits out the running slice
 #
 # [daemon] sets what the daemon does besides the classes (defaults shown):
 #   learn = true          learn each program's habits from its processes' lives (how
@@ -151,6 +156,7 @@ struct RawClass {
     policy: Option<Spanned<String>>,
     rt_priority: Option<Spanned<i64>>,
     rt_max_ms: Option<Spanned<i64>>,
+    slice_ms: Option<Spanned<f64>>,
     manage: Option<bool>,
 }
 
@@ -282,6 +288,9 @@ pub struct Class {
     pub cpuset: bool,
     pub nice: Option<i8>,
     pub policy: Option<ClassPolicy>,
+    /// The EEVDF slice of a fair policy (`sched_attr.sched_runtime`, ns); `None`: the
+    /// kernel's.
+    pub slice_ns: Option<u64>,
     /// False for a class whose processes are left alone.
     pub manage: bool,
 }
@@ -350,6 +359,16 @@ impl Config {
             message: format!("cannot read it: {e}"),
         })?;
         Config::parse(&text, &file)
+    }
+
+    /// What of a process the rules match on, of what takes a read of its own.
+    pub fn rule_fields(&self) -> ProcFields {
+        let any = |f: fn(&Match) -> bool| self.rules.iter().any(|r| f(&r.matches));
+        ProcFields {
+            uid: any(|m| m.uid.is_some()),
+            cmdline: any(|m| m.cmdline.is_some()),
+            cgroup: any(|m| m.cgroup.is_some()),
+        }
     }
 
     /// The built-in configuration.
@@ -455,6 +474,23 @@ impl Config {
                     }
                 }),
             };
+            let slice_ns = match &c.slice_ms {
+                Some(ms) if !(0.1..=100.0).contains(ms.get_ref()) => {
+                    return Err(err(
+                        Some(ms.span()),
+                        format!("slice_ms {} is outside 0.1..100", ms.get_ref()),
+                    ))
+                }
+                Some(_) if matches!(policy, Some(ClassPolicy::Fifo { .. } | ClassPolicy::Rr { .. })) => {
+                    return Err(err(
+                        c.slice_ms.as_ref().map(Spanned::span),
+                        "slice_ms is the slice of a fair policy (other, batch, idle), not of fifo or rr"
+                            .into(),
+                    ))
+                }
+                Some(ms) => Some((ms.get_ref() * 1e6).round() as u64),
+                None => None,
+            };
             let class = Class {
                 name: name.clone(),
                 cpus,
@@ -462,6 +498,7 @@ impl Config {
                 cpuset: c.cpuset.unwrap_or(false),
                 nice,
                 policy,
+                slice_ns,
                 manage: c.manage.unwrap_or(true),
             };
             classes.insert(name.clone(), class);
@@ -515,6 +552,23 @@ mod tests {
             (b.cpus.clone(), b.nice, b.plan.clone()),
             (Some(vec![1]), Some(10), Some(Plan::FairShare))
         );
+    }
+
+    #[test]
+    fn a_class_slice_is_read_in_ms_and_kept_in_ns() {
+        let c = Config::parse("[class.b]\npolicy = \"batch\"\nslice_ms = 12.5\n", "x.toml").unwrap();
+        assert_eq!(c.classes["b"].slice_ns, Some(12_500_000));
+        assert_eq!(Config::builtin().classes["background"].slice_ns, None);
+    }
+
+    #[test]
+    fn only_what_the_rules_match_on_is_read() {
+        let none = ProcFields { uid: false, cmdline: false, cgroup: false };
+        assert_eq!(Config::builtin().rule_fields(), none, "the built-in rule names comms");
+        let rules = "[[rule]]\nmatch = { cmdline = \"*--batch*\" }\nclass = \"b\"\n\n\
+                     [[rule]]\nmatch = { uid = 1000, comm = \"x\" }\nclass = \"b\"\n\n[class.b]\nnice = 5\n";
+        let c = Config::parse(rules, "x.toml").unwrap();
+        assert_eq!(c.rule_fields(), ProcFields { uid: true, cmdline: true, cgroup: false });
     }
 
     #[test]
@@ -608,6 +662,8 @@ mod tests {
             ("[class.a]\nwhat = 1\n", (2, 1), "unknown field"),
             ("[[rule]]\nmatch = { comm = \"x\" }\nclass = \"nope\"\n", (3, 9), "not defined"),
             ("[class.a]\npolicy = \"fifo\"\n", (2, 10), "needs rt_priority"),
+            ("[class.a]\nslice_ms = 0.05\n", (2, 12), "slice_ms 0.05 is outside 0.1..100"),
+            ("[class.a]\npolicy = \"rr\"\nrt_priority = 2\nslice_ms = 1\n", (4, 12), "not of fifo or rr"),
             ("[class.a]\nplan = \"spread\"\n", (2, 8), "none, fair-share"),
             ("[class.a]\ncpus = \"0-1\"\nplan = \"weighted\"\nshares = [1]\n", (4, 10), "one share per CPU"),
             ("[daemon]\nboost = 1\n", (2, 9), "expected a boolean"),

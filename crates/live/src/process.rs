@@ -267,7 +267,7 @@ pub struct ProcInfo {
     pub pid: u32,
     /// Start time (field 22 of `/proc/PID/stat`), to tell a reused pid apart.
     pub start_time: u64,
-    /// The task name (`/proc/PID/comm`).
+    /// The task name (field 2 of `/proc/PID/stat`, what `/proc/PID/comm` holds).
     pub comm: String,
     /// The executable's path, empty for kernel threads or when unreadable.
     pub exe: String,
@@ -286,38 +286,80 @@ pub struct ProcInfo {
 /// `PF_KTHREAD` from include/linux/sched.h.
 const PF_KTHREAD: u64 = 0x0020_0000;
 
+/// Which of the fields of a [`ProcInfo`] that take a read of their own are read: the
+/// daemon reads only what its rules match on, since it takes in a build's jobs by the
+/// hundred a second and each read is time taken from them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcFields {
+    /// The real user id (`/proc/PID/status`).
+    pub uid: bool,
+    /// The arguments (`/proc/PID/cmdline`).
+    pub cmdline: bool,
+    /// The cgroup (`/proc/PID/cgroup`).
+    pub cgroup: bool,
+}
+
+impl ProcFields {
+    /// Every field.
+    pub const ALL: ProcFields = ProcFields { uid: true, cmdline: true, cgroup: true };
+}
+
 impl ProcInfo {
     /// Reads `/proc/PID/…`; fails only if the process is gone (stat unreadable); other
     /// fields fall back to empty values.
     pub fn read(pid: u32) -> io::Result<ProcInfo> {
-        let fields = stat_fields(Pid(pid))?;
-        // fields[0] is field 3 (state): ppid is field 4, flags 9, start time 22.
-        let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let uid = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|l| l.split_whitespace().next())
-            .and_then(|u| u.parse().ok())
-            .unwrap_or(0);
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|b| {
-                b.split(|&c| c == 0)
-                    .filter(|a| !a.is_empty())
-                    .map(|a| String::from_utf8_lossy(a).into())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let read_trim = |what: &str| {
-            std::fs::read_to_string(format!("/proc/{pid}/{what}")).unwrap_or_default().trim_end().to_string()
+        ProcInfo::read_some(pid, ProcFields::ALL)
+    }
+
+    /// [`ProcInfo::read`], the fields not in `fields` left empty: its pid, start time,
+    /// name, parent and flags come from `/proc/PID/stat`, its executable from
+    /// `/proc/PID/exe`.
+    pub fn read_some(pid: u32, fields: ProcFields) -> io::Result<ProcInfo> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+        let (comm, rest) = stat
+            .find('(')
+            .zip(stat.rfind(')'))
+            .map(|(open, close)| (&stat[open + 1..close], &stat[close + 1..]))
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no (comm) in /proc/PID/stat"))?;
+        let stat_fields: Vec<&str> = rest.split_whitespace().collect();
+        // stat_fields[0] is field 3 (state): ppid is field 4, flags 9, start time 22.
+        let field = |n: usize| stat_fields.get(n - 3).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+        let uid = match fields.uid {
+            true => std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .unwrap_or_default()
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().next())
+                .and_then(|u| u.parse().ok())
+                .unwrap_or(0),
+            false => 0,
         };
-        let cgroup = read_trim("cgroup").lines().last().unwrap_or_default().to_string();
-        let exe = exe_of(pid).unwrap_or_default();
+        let cmdline = match fields.cmdline {
+            true => std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|b| {
+                    b.split(|&c| c == 0)
+                        .filter(|a| !a.is_empty())
+                        .map(|a| String::from_utf8_lossy(a).into())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            false => Vec::new(),
+        };
+        let cgroup = match fields.cgroup {
+            true => std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+                .unwrap_or_default()
+                .trim_end()
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .to_string(),
+            false => String::new(),
+        };
         Ok(ProcInfo {
             pid,
             start_time: field(22),
-            comm: read_trim("comm"),
-            exe,
+            comm: comm.to_string(),
+            exe: exe_of(pid).unwrap_or_default(),
             cmdline,
             cgroup,
             uid,
@@ -363,6 +405,21 @@ mod tests {
         assert!(kthreadd.kthread && kthreadd.exe.is_empty(), "{kthreadd:?}");
         assert_eq!(tgid_of(std::process::id()), Some(std::process::id()));
         assert!(all_pids().unwrap().contains(&1));
+    }
+
+    #[test]
+    fn the_fields_not_asked_for_are_left_empty_and_the_name_comes_from_stat() {
+        let pid = std::process::id();
+        let all = ProcInfo::read(pid).unwrap();
+        assert!(!all.cmdline.is_empty() && !all.cgroup.is_empty(), "{all:?}");
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+        assert_eq!(all.comm, comm.trim_end(), "stat's name is comm's");
+        let none = ProcFields { uid: false, cmdline: false, cgroup: false };
+        let some = ProcInfo::read_some(pid, none).unwrap();
+        let expected = ProcInfo { cmdline: Vec::new(), cgroup: String::new(), uid: 0, ..all.clone() };
+        assert_eq!(some, expected);
+        let only_cmdline = ProcInfo::read_some(pid, ProcFields { cmdline: true, ..none }).unwrap();
+        assert_eq!((only_cmdline.cmdline, only_cmdline.cgroup), (all.cmdline, String::new()));
     }
 
     #[test]

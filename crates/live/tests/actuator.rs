@@ -301,6 +301,32 @@ fn sched_other_slice_is_set_and_restored_to_the_default() {
 }
 
 #[test]
+fn a_class_is_set_at_once_and_an_exited_processs_entries_close_at_the_settle() {
+    require_root();
+    let (_dir, store) = TempStore::new("class");
+    let child = Sleeper::spawn();
+    let pid = child.pid();
+    let mut act = Actuator::new(&store);
+    let h = child.handle();
+    let ids = act.set_nice_and_policy(&h, 19, Policy::Batch, 0, 0).unwrap();
+    assert_eq!((proc_policy(pid), proc_nice(pid)), (libc::SCHED_BATCH as u32, 19));
+    let pending = store.journal_pending().unwrap();
+    let whats: Vec<Setting> = pending.iter().rev().map(|e| e.change.what).collect();
+    assert_eq!((ids.len(), whats), (2, vec![Setting::Nice, Setting::Policy]), "nice first, then policy");
+    act.settle().unwrap();
+    assert!(store.journal_pending().unwrap().iter().all(|e| e.applied));
+
+    // It exits: its entries stay pending until the settle, which closes them.
+    let key = h.key();
+    drop(child);
+    act.forget(key);
+    assert_eq!(store.journal_pending().unwrap().len(), 2, "not before the settle");
+    act.settle().unwrap();
+    assert!(store.journal_pending().unwrap().is_empty());
+    assert!(!act.changes(key));
+}
+
+#[test]
 fn policy_change_keeps_nice_and_restores_from_realtime() {
     require_root();
     let (_dir, store) = TempStore::new("fifo");

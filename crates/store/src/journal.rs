@@ -85,6 +85,11 @@ pub struct JournalEntry {
     pub undone: bool,
 }
 
+/// What marks entry `?1` applied.
+const MARK_APPLIED: &str = "UPDATE journal SET applied = 1 WHERE id = ?1";
+/// What marks entry `?1` undone.
+const MARK_UNDONE: &str = "UPDATE journal SET undone = 1 WHERE id = ?1";
+
 impl Store {
     /// Writes a change to the journal, before it is applied; returns the entry's id.
     pub fn journal_insert(&self, c: &Change) -> Result<JournalId> {
@@ -121,30 +126,32 @@ impl Store {
 
     /// Records that the change of entry `id` was applied.
     pub fn journal_mark_applied(&self, id: JournalId) -> Result<()> {
-        self.journal_set(id, "UPDATE journal SET applied = 1 WHERE id = ?1")
+        self.journal_set(id, MARK_APPLIED)
     }
 
-    /// Records that the changes of entries `ids` were applied, in one transaction (the
-    /// daemon marks its changes after its turn, off the reaction path: until then an
-    /// entry is pending as one not applied, which a restore treats the same).
-    pub fn journal_mark_applied_all(&self, ids: &[JournalId]) -> Result<()> {
-        self.journal_set_all(ids, "UPDATE journal SET applied = 1 WHERE id = ?1")
-    }
-
-    /// Records that entries `ids` need no undoing (their process exited), in one
-    /// transaction: a build's job leaves two entries, and its exit is one commit.
+    /// Records that entries `ids` need no undoing (their process was released, or
+    /// exited), in one transaction.
     pub fn journal_mark_undone_all(&self, ids: &[JournalId]) -> Result<()> {
-        self.journal_set_all(ids, "UPDATE journal SET undone = 1 WHERE id = ?1")
+        self.journal_set_all(&[(ids, MARK_UNDONE)])
     }
 
-    /// Runs `sql` (which sets a flag of entry `?1`) for each of `ids`, in one transaction.
-    fn journal_set_all(&self, ids: &[JournalId], sql: &str) -> Result<()> {
-        if ids.is_empty() {
+    /// Records that entries `applied` were applied and entries `undone` need no undoing,
+    /// in one transaction: the daemon's one commit after each turn.
+    pub fn journal_settle(&self, applied: &[JournalId], undone: &[JournalId]) -> Result<()> {
+        self.journal_set_all(&[(applied, MARK_APPLIED), (undone, MARK_UNDONE)])
+    }
+
+    /// Runs each `sql` (which sets a flag of entry `?1`) for each of its ids, in one
+    /// transaction.
+    fn journal_set_all(&self, sets: &[(&[JournalId], &str)]) -> Result<()> {
+        if sets.iter().all(|(ids, _)| ids.is_empty()) {
             return Ok(());
         }
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        for &id in ids {
-            self.journal_set(id, sql)?;
+        for &(ids, sql) in sets {
+            for &id in ids {
+                self.journal_set(id, sql)?;
+            }
         }
         tx.commit().map_err(|e| self.err(e))
     }
@@ -168,7 +175,7 @@ impl Store {
 
     /// Records that the old value of entry `id` was put back.
     pub fn journal_mark_undone(&self, id: JournalId) -> Result<()> {
-        self.journal_set(id, "UPDATE journal SET undone = 1 WHERE id = ?1")
+        self.journal_set(id, MARK_UNDONE)
     }
 
     /// The entries not yet undone, newest first: the order in which to undo them, so

@@ -279,13 +279,19 @@ fn journal_lists_pending_changes_newest_first_until_undone() {
         assert!(!entry.undone);
     }
 
-    // Two at once (a process's entries at its exit), in one transaction: all or none.
+    // Two at once (a process's entries at its release), in one transaction: all or none.
     let unknown = schedlab_store::JournalId(ids[4].0 + 100);
     assert!(store.journal_mark_undone_all(&[ids[4], unknown]).is_err());
     assert_eq!(store.journal_pending().unwrap().len(), 5, "none marked when one is not there");
-    store.journal_mark_undone_all(&[ids[4], ids[0]]).unwrap();
-    let left: Vec<_> = store.journal_pending().unwrap().into_iter().map(|e| e.id).collect();
-    assert_eq!(left, vec![ids[3], ids[2], ids[1]]);
+    // A turn settled: one applied, two of an exited process undone, in one transaction.
+    assert!(store.journal_settle(&[ids[3]], &[ids[4], unknown]).is_err());
+    let pending = store.journal_pending().unwrap();
+    assert_eq!(pending.len(), 5, "none marked when one is not there");
+    assert!(!pending.iter().find(|e| e.id == ids[3]).unwrap().applied, "not even the applied one");
+    store.journal_settle(&[ids[3]], &[ids[4], ids[0]]).unwrap();
+    let pending = store.journal_pending().unwrap();
+    assert_eq!(pending.iter().map(|e| e.id).collect::<Vec<_>>(), vec![ids[3], ids[2], ids[1]]);
+    assert!(pending[0].applied);
 
     // An entry's values are rewritten (an entry below it undone out of order, a value
     // the kernel kept other than the one asked for).

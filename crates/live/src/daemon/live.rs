@@ -18,7 +18,7 @@ use super::sched_ext::SchedExt;
 use crate::actuator::{Actuator, ActuatorError};
 use crate::cgroup::CpusetGroup;
 use crate::observer::{Observer, SchedEvents, TaskInfo};
-use crate::process::{ProcInfo, ProcessHandle};
+use crate::process::{ProcFields, ProcInfo, ProcessHandle};
 use crate::settings::{self, CpuSet};
 
 /// The live machine.
@@ -45,16 +45,20 @@ pub struct Live<'s> {
     /// schedlab's sched_ext scheduler, when it enforces the plan and the boosts
     /// ([`SchedExt`] says which decisions it takes).
     pub sched_ext: Option<SchedExt>,
+    /// What of a process is read from /proc: what the rules match on.
+    proc_fields: ProcFields,
 }
 
 impl<'s> Live<'s> {
     /// The machine the daemon acts on through `observer` and `actuator`; its observer
-    /// records `sched_events` outside profiling windows.
+    /// records `sched_events` outside profiling windows; of a process, it reads
+    /// `proc_fields` (and what every process has) from /proc.
     pub fn new(
         observer: Observer,
         actuator: Actuator<'s>,
         expiry: Expiry,
         sched_events: SchedEvents,
+        proc_fields: ProcFields,
         dry_run: bool,
     ) -> Live<'s> {
         Live {
@@ -67,6 +71,7 @@ impl<'s> Live<'s> {
             raises: HashMap::new(),
             expiry,
             sched_ext: None,
+            proc_fields,
         }
     }
 }
@@ -128,7 +133,7 @@ impl Kernel for Live<'_> {
     }
 
     fn process(&self, pid: u32) -> Option<ProcInfo> {
-        ProcInfo::read(pid).ok()
+        ProcInfo::read_some(pid, self.proc_fields).ok()
     }
 
     fn age(&self, start_time: u64) -> Duration {
@@ -164,8 +169,11 @@ impl Kernel for Live<'_> {
         let tid = Pid(pid);
         match change {
             Change::Nice(n) => settings::get_nice(tid).is_ok_and(|now| now == *n),
-            Change::Policy { policy, priority, .. } => settings::get_policy(tid)
-                .is_ok_and(|now| now.policy == *policy && now.rt_priority == *priority),
+            Change::Policy { policy, priority, slice_ns } => settings::get_policy(tid).is_ok_and(|now| {
+                now.policy == *policy
+                    && now.rt_priority == *priority
+                    && (*slice_ns == 0 || now.sched_runtime_ns == *slice_ns)
+            }),
             Change::Slice(ns) => settings::get_policy(tid).is_ok_and(|now| now.sched_runtime_ns == *ns),
             Change::Cpus(c) => match &self.sched_ext {
                 Some(ext) => ext.holds_cpus(pid, c),
@@ -236,7 +244,8 @@ impl Enforcer for Live<'_> {
                     }
                     keep
                 });
-                outcome(self.actuator.forget(*process))
+                self.actuator.forget(*process);
+                Outcome::Made
             }
             Decision::Release { process } => match self.handles.get(*process) {
                 Some(h) => outcome(self.actuator.release(h)),
@@ -267,6 +276,13 @@ impl Enforcer for Live<'_> {
                 }
                 Err(e) => Outcome::Failed(e.to_string()),
             },
+            Decision::SetClass { process, nice, policy, priority, slice_ns } => {
+                let Some(h) = self.handles.get(*process) else { return Outcome::Skipped };
+                match self.actuator.set_nice_and_policy(h, *nice, *policy, *priority, *slice_ns) {
+                    Err(ActuatorError::NotSame(_)) => Outcome::Gone,
+                    other => outcome(other),
+                }
+            }
             Decision::Set { process, change } => {
                 let Some(h) = self.handles.get(*process) else { return Outcome::Skipped };
                 let result = match change {

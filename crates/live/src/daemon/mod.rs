@@ -424,10 +424,11 @@ impl<'s> Daemon<'s> {
         let mut on_loop = vec![store];
         on_loop.extend(knowledge.as_ref());
         let checkpointer = Checkpointer::start(&on_loop);
+        let proc_fields = config.rule_fields();
         let mut daemon = Daemon {
             _lock: lock,
             core: Core::new(config, setup, Instant::now()),
-            live: Live::new(observer, actuator, expiry, sched_events, dry_run),
+            live: Live::new(observer, actuator, expiry, sched_events, proc_fields, dry_run),
             _checkpointer: checkpointer,
             knowledge,
             replan_every,

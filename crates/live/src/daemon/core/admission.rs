@@ -285,7 +285,7 @@ impl Core {
 mod tests {
     use std::time::Duration;
 
-    use schedlab_model::{EventKind, Pid};
+    use schedlab_model::{EventKind, Pid, Policy};
 
     use super::ADMIT_BUDGET;
     use crate::daemon::core::fake::{FakeMachine, SELF_EXE};
@@ -314,6 +314,37 @@ mod tests {
         let row = core.explain(100, &m).unwrap().process;
         assert_eq!((row.class.as_deref(), row.state.as_str()), (Some("batch"), "managed"));
         assert_eq!(reason_text(&row.reason), "rule 1: comm=my-batch-job");
+    }
+
+    #[test]
+    fn a_class_slice_comes_with_its_policy_or_alone_under_the_policy_held() {
+        let config = "[[rule]]\nmatch = { comm = \"cc1\" }\nclass = \"build\"\n\
+                      [[rule]]\nmatch = { comm = \"game\" }\nclass = \"quick\"\n\
+                      [class.build]\nnice = 19\npolicy = \"batch\"\nslice_ms = 100\n\
+                      [class.quick]\nslice_ms = 0.5\n[daemon]\nmin_age_ms = 0\nboost = false\n";
+        let mut m = FakeMachine::new();
+        let mut core = m.core(config, None);
+        core.running(&[], &mut m);
+        m.spawn(100, "cc1", Duration::ZERO);
+        m.spawn(101, "game", Duration::ZERO);
+        core.events(&[m.exec(100), m.exec(101)], &mut m);
+        core.tick(&mut m);
+        let build = Decision::SetClass {
+            process: m.key(100),
+            nice: 19,
+            policy: Policy::Batch,
+            priority: 0,
+            slice_ns: 100_000_000,
+        };
+        assert_eq!(m.take(), vec![build, m.set(101, Change::Slice(500_000))]);
+        // A nice-19 batch process with the kernel's slice does not hold the class: its
+        // slice is set, and only that.
+        let settings = &mut m.spawn(102, "cc1", Duration::ZERO).settings;
+        (settings.nice, settings.policy) = (19, Policy::Batch);
+        core.events(&[m.exec(102)], &mut m);
+        core.tick(&mut m);
+        let policy = Change::Policy { policy: Policy::Batch, priority: 0, slice_ns: 100_000_000 };
+        assert_eq!(m.take(), vec![m.set(102, policy)]);
     }
 
     #[test]

@@ -228,7 +228,7 @@ impl Core {
         let id = RaiseId(self.next_raise);
         self.next_raise += 1;
         let decision = Decision::Raise { process, raise, id, until };
-        let applied = self.enforce_noted(tgid, &change, &decision, why, loud, m);
+        let applied = self.enforce_noted(tgid, &[change], &decision, why, loud, m);
         if applied == Applied::Made {
             let raised = self.raised.entry(tgid).or_default();
             raised.ids.push(id);

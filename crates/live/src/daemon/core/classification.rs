@@ -69,10 +69,7 @@ impl Core {
             return;
         }
         self.set_state(pid, State::Managed);
-        if let Some(nice) = class.nice {
-            self.change(pid, Change::Nice(i32::from(nice)), &why, m);
-        }
-        if let Some(policy) = class.policy {
+        let policy = class.policy.map(|policy| {
             let (policy, priority) = match policy {
                 ClassPolicy::Other => (Policy::Other, 0),
                 ClassPolicy::Batch => (Policy::Batch, 0),
@@ -80,8 +77,21 @@ impl Core {
                 ClassPolicy::Fifo { priority, .. } => (Policy::Fifo, u32::from(priority)),
                 ClassPolicy::Rr { priority, .. } => (Policy::Rr, u32::from(priority)),
             };
-            let change = self.policy_change(pid, policy, priority);
-            self.change(pid, change, &why, m);
+            let mut change = self.policy_change(pid, policy, priority);
+            if let (Change::Policy { slice_ns, .. }, Some(ns)) = (&mut change, class.slice_ns) {
+                *slice_ns = ns;
+            }
+            change
+        });
+        // A slice and no policy: the slice, under the policy the process has.
+        let slice = class.slice_ns.filter(|_| class.policy.is_none()).map(Change::Slice);
+        match (class.nice.map(i32::from), policy) {
+            (Some(nice), Some(policy)) => self.change_class(pid, nice, policy, &why, m),
+            (nice, policy) => {
+                for change in nice.map(Change::Nice).into_iter().chain(policy).chain(slice) {
+                    self.change(pid, change, &why, m);
+                }
+            }
         }
     }
 

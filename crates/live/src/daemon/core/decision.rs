@@ -14,6 +14,10 @@ pub enum Decision {
     /// Give `process` a setting: its class's nice value or policy, CPUs from the plan, a
     /// cpuset cgroup, a requester's rank (a boost), a burst-aware slice.
     Set { process: ProcessKey, change: Change },
+    /// Give `process` its class's nice value and policy together: what two `Set`s
+    /// would, carried out at once (one journal transaction, one pass over its threads),
+    /// since a build's jobs are classed at their exec by the hundred a second.
+    SetClass { process: ProcessKey, nice: i32, policy: Policy, priority: u32, slice_ns: Ns },
     /// Raise `process` for a boost, not to be inherited by its children
     /// (`SCHED_FLAG_RESET_ON_FORK`), until [`Decision::EndRaise`] names `id` or, whatever
     /// becomes of the core, until `until` (the monotonic clock, ns) passes: the enforcer
@@ -57,6 +61,20 @@ pub enum Decision {
     /// Open (`on`) or close a profiling window: every process's system calls are counted
     /// and every switch is seen, for the model.
     Profile { on: bool },
+}
+
+impl Decision {
+    /// The settings a `Set` or a `SetClass` gives its process, in the order they are
+    /// carried out; none for any other decision.
+    pub fn changes(&self) -> Vec<Change> {
+        match self {
+            Decision::Set { change, .. } => vec![change.clone()],
+            &Decision::SetClass { nice, policy, priority, slice_ns, .. } => {
+                vec![Change::Nice(nice), Change::Policy { policy, priority, slice_ns }]
+            }
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// What a boost gives a provider: its requester's rank, as far as it may inherit it.

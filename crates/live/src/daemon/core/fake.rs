@@ -214,6 +214,12 @@ impl FakeMachine {
         Decision::Set { process: self.key(pid), change }
     }
 
+    /// The decision that gives process `pid` a class of nice value `nice` and the
+    /// fair policy `policy`.
+    pub fn set_class(&self, pid: u32, nice: i32, policy: Policy) -> Decision {
+        Decision::SetClass { process: self.key(pid), nice, policy, priority: 0, slice_ns: 0 }
+    }
+
     /// Process `pid`'s settings now.
     pub fn settings_of(&self, pid: u32) -> &Settings {
         &self.processes[&pid].settings
@@ -275,7 +281,9 @@ impl Kernel for FakeMachine {
         let Some(s) = self.settings(pid) else { return false };
         match change {
             Change::Nice(n) => s.nice == *n,
-            Change::Policy { policy, priority, .. } => s.policy == *policy && s.priority == *priority,
+            Change::Policy { policy, priority, slice_ns } => {
+                s.policy == *policy && s.priority == *priority && (*slice_ns == 0 || s.slice_ns == *slice_ns)
+            }
             Change::Slice(ns) => s.slice_ns == *ns,
             Change::Cpus(cpus) => s.cpus == *cpus,
             Change::Cgroup(path) => s.cgroup == *path,
@@ -328,13 +336,15 @@ impl Enforcer for FakeMachine {
     fn enforce(&mut self, decision: &Decision) -> Outcome {
         self.decisions.push(decision.clone());
         match decision {
-            Decision::Set { process, change } => {
+            Decision::Set { process, .. } | Decision::SetClass { process, .. } => {
                 let Some(p) = self.processes.get_mut(&process.pid.0).filter(|p| p.info.key() == *process)
                 else {
                     return Outcome::Gone;
                 };
                 self.originals.entry(process.pid.0).or_insert_with(|| p.settings.clone());
-                apply(&mut p.settings, change);
+                for change in decision.changes() {
+                    apply(&mut p.settings, &change);
+                }
             }
             Decision::Restore { process } => {
                 let Some(p) = self.processes.get_mut(&process.pid.0).filter(|p| p.info.key() == *process)

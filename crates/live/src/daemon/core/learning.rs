@@ -263,7 +263,7 @@ mod tests {
     use schedlab_model::{Life, Policy};
 
     use crate::daemon::core::fake::FakeMachine;
-    use crate::daemon::core::{Change, Decision};
+    use crate::daemon::core::Decision;
     use crate::daemon::stats::reason_text;
 
     const MS: u64 = 1_000_000;
@@ -299,8 +299,7 @@ mod tests {
         // The fifth xz is classed at its exec, before it has lived min_age_ms.
         m.spawn(210, "xz", Duration::ZERO);
         core.events(&[m.exec(210)], &mut m);
-        let batch = Change::Policy { policy: Policy::Batch, priority: 0, slice_ns: 0 };
-        assert_eq!(m.take(), vec![m.set(210, Change::Nice(5)), m.set(210, batch)]);
+        assert_eq!(m.take(), vec![m.set_class(210, 5, Policy::Batch)], "its nice and policy at once");
         let why = reason_text(&core.explain(210, &m).unwrap().process.reason);
         assert_eq!(why, "learned: /usr/bin/xz runs CPU-bound (82 % sure over 3.5 runs)");
         // vim is not, and waits to be taken in as any unknown program.
@@ -337,11 +336,11 @@ mod tests {
             .take()
             .iter()
             .filter_map(|d| match d {
-                Decision::Set { process, .. } => Some(process.pid.0),
+                Decision::Set { process, .. } | Decision::SetClass { process, .. } => Some(process.pid.0),
                 _ => None,
             })
             .collect();
-        assert_eq!(touched, [412, 412], "only the one at nice 0, its nice and policy");
+        assert_eq!(touched, [412], "only the one at nice 0");
         // The other two are taken in as any new process, after min_age_ms, and left.
         m.advance(Duration::from_secs(2));
         core.tick(&mut m);
@@ -376,7 +375,10 @@ mod tests {
         for c in [&mut core, &mut off] {
             c.events(&[m.exec(310)], &mut m);
         }
-        assert!(!m.take().iter().any(|d| matches!(d, Decision::Set { .. })), "no change at the exec");
+        assert!(
+            !m.take().iter().any(|d| matches!(d, Decision::Set { .. } | Decision::SetClass { .. })),
+            "no change at the exec"
+        );
         assert!(off.habits().is_none());
         let why = reason_text(&core.explain(310, &m).unwrap().process.reason);
         assert_eq!(why, "rule 1: comm=xz");
@@ -390,7 +392,6 @@ mod tests {
     fn a_new_hog_is_classed_when_taken_in_and_given_back_when_it_stops() {
         let mut m = FakeMachine::new();
         let mut core = m.core(QUICK, None);
-        let batch = Change::Policy { policy: Policy::Batch, priority: 0, slice_ns: 0 };
         // A program never seen, and an editor: both exec'd now.
         m.spawn(500, "crunch", Duration::ZERO);
         m.spawn(501, "vim", Duration::ZERO);
@@ -400,14 +401,17 @@ mod tests {
         m.processes.get_mut(&500).unwrap().schedstat = (150 * MS, 440 * MS);
         m.processes.get_mut(&501).unwrap().schedstat = (10 * MS, 0);
         core.tick(&mut m);
-        assert_eq!(m.take(), vec![m.set(500, Change::Nice(5)), m.set(500, batch)], "only the hog");
+        assert_eq!(m.take(), vec![m.set_class(500, 5, Policy::Batch)], "only the hog");
         let why = reason_text(&core.explain(500, &m).unwrap().process.reason);
         assert_eq!(why, "runs CPU-bound now (runnable 98 % of its last 600 ms)");
         // A planning 1 s later: it still runs CPU-bound (runnable 100 %), nothing changes.
         m.advance(Duration::from_secs(1));
         m.processes.get_mut(&500).unwrap().schedstat = (400 * MS, 1200 * MS);
         core.replan(&mut m);
-        assert!(!m.take().iter().any(|d| matches!(d, Decision::Set { .. } | Decision::Restore { .. })));
+        assert!(!m.take().iter().any(|d| matches!(
+            d,
+            Decision::Set { .. } | Decision::SetClass { .. } | Decision::Restore { .. }
+        )));
         // Then it waits for input: runnable 30 % of the next second. A planning 200 ms
         // in reads nothing (too short a time to judge) and the time adds up to the next:
         // it gets back what it had.
@@ -432,7 +436,7 @@ mod tests {
         m.advance(Duration::from_secs(2));
         m.processes.get_mut(&501).unwrap().schedstat = (2_500 * MS, 2_250 * MS);
         core.replan(&mut m);
-        assert!(m.take().contains(&m.set(501, Change::Nice(5))), "vim's runaway plugin");
+        assert!(m.take().contains(&m.set_class(501, 5, Policy::Batch)), "vim's runaway plugin");
         let why = reason_text(&core.explain(501, &m).unwrap().process.reason);
         assert_eq!(why, "runs CPU-bound now (runnable 95 % of its last 5000 ms)");
     }
@@ -451,7 +455,10 @@ mod tests {
             m.processes.get_mut(&pid).unwrap().schedstat = (590 * MS, 0);
         }
         core.tick(&mut m);
-        assert!(!m.take().iter().any(|d| matches!(d, Decision::Set { .. })), "neither is demoted nor raised");
+        assert!(
+            !m.take().iter().any(|d| matches!(d, Decision::Set { .. } | Decision::SetClass { .. })),
+            "neither is demoted nor raised"
+        );
         assert_eq!((m.settings_of(800).policy, m.settings_of(801).policy), (Policy::Fifo, Policy::Idle));
         let state = core.explain(800, &m).unwrap().process.state.clone();
         assert_eq!(state, "left alone: class background: it runs at or below that already, which it keeps");
@@ -468,7 +475,10 @@ mod tests {
         m.processes.get_mut(&600).unwrap().schedstat = (300 * MS, 290 * MS);
         core.tick(&mut m);
         core.replan(&mut m);
-        assert!(!m.take().iter().any(|d| matches!(d, Decision::Set { .. })), "a person looks at it");
+        assert!(
+            !m.take().iter().any(|d| matches!(d, Decision::Set { .. } | Decision::SetClass { .. })),
+            "a person looks at it"
+        );
         let state = core.explain(600, &m).unwrap().process.state.clone();
         assert_eq!(
             state,

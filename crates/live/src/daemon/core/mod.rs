@@ -478,29 +478,50 @@ impl Core {
         }
         let Some(process) = self.procs.get(&pid).map(|p| p.info.key()) else { return Applied::Not };
         let decision = Decision::Set { process, change: change.clone() };
-        self.enforce_noted(pid, &change, &decision, why, loud, m)
+        self.enforce_noted(pid, &[change], &decision, why, loud, m)
     }
 
-    /// Carries out `decision`, which gives process `pid` `change`, and notes what became
-    /// of it: the decision logged (`loud`) or only kept for `explain`; failures noted
-    /// and counted; a process that is gone forgotten.
+    /// Gives process `pid` its class's nice value and policy (`policy`, a
+    /// [`Change::Policy`]): in one decision when it holds neither, else as
+    /// [`Core::change`] would each.
+    fn change_class(&mut self, pid: u32, nice: i32, policy: Change, why: &str, m: &mut dyn Machine) {
+        let process = self.procs.get(&pid).map(|p| p.info.key());
+        match (process, &policy) {
+            (Some(process), &Change::Policy { policy: p, priority, slice_ns })
+                if !m.holds(pid, &Change::Nice(nice)) && !m.holds(pid, &policy) =>
+            {
+                let decision = Decision::SetClass { process, nice, policy: p, priority, slice_ns };
+                self.enforce_noted(pid, &decision.changes(), &decision, why, true, m);
+            }
+            _ => {
+                self.change(pid, Change::Nice(nice), why, m);
+                self.change(pid, policy, why, m);
+            }
+        }
+    }
+
+    /// Carries out `decision`, which gives process `pid` `changes`, and notes what
+    /// became of it: the decision logged (`loud`) or only kept for `explain`; failures
+    /// noted and counted; a process that is gone forgotten.
     fn enforce_noted(
         &mut self,
         pid: u32,
-        change: &Change,
+        changes: &[Change],
         decision: &Decision,
         why: &str,
         loud: bool,
         m: &mut dyn Machine,
     ) -> Applied {
-        let what = change.describe();
+        let what = changes.iter().map(Change::describe).collect::<Vec<_>>().join(" and ");
         match m.enforce(decision) {
             outcome @ (Outcome::Made | Outcome::Shown) => {
-                self.counters.changes += 1;
+                self.counters.changes += changes.len() as u64;
                 let would = if outcome == Outcome::Shown { "would " } else { "" };
                 let name = self.name(pid, m);
                 self.note_as(Some(pid), format!("{would}{what} of {name}: {why}"), loud, m);
-                self.record(pid, change);
+                for change in changes {
+                    self.record(pid, change);
+                }
                 Applied::Made
             }
             Outcome::Gone => {

@@ -50,8 +50,13 @@ Examples:
 /// programs (each sleeps a random 50-500 ms, wakes, works a random 1-5 ms of CPU time)
 /// beside the same load (none at 0x, the unloaded reference): the response time's p99
 /// and p99.9 from the wake-up each asked for to its work done, pooled, their ratio to
-/// the unloaded row's, and the load's pace; `…-reniced` is the same with the load at
-/// nice 19, what a person does by hand, to hold schedlab against.
+/// the unloaded row's, and the load's pace; `requests-Nx`, a schbench-like request
+/// server of schedlab's own (2 message threads each handing a request to 4 worker
+/// threads every 4 ms, each answered after 200 µs of CPU time) beside the same load:
+/// the requests' latency p99 pooled, the pace (µs per request answered; a server that
+/// falls behind skips periods) and their ratio to the unloaded row's, and the load's
+/// pace; `…-reniced` is the same with the load at nice 19, what a person does by hand,
+/// to hold schedlab against.
 ///
 /// Per workload and metric the table gives both sides' medians, the median of the
 /// per-round ratios schedlab/bare (lower is better), its 95 % bootstrap interval and

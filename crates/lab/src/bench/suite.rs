@@ -113,6 +113,14 @@ pub enum Workload {
     /// and 99.9th percentiles over all presses pooled (from the wake-up asked for to the
     /// work done), and, under load, the load's pace.
     Response { load: u32, reniced: bool },
+    /// A request server beside a build: schedlab's schbench-like `requests` worker (two
+    /// message threads each handing a request to four worker threads every 4 ms, each
+    /// answered after 200 µs of CPU time, a batch not answered within its period
+    /// skipping the next) beside the same load as a response workload. Metrics: the
+    /// requests' latency's 99th percentile over all requests pooled (from the period's
+    /// start to the answer), the pace (µs of the run per request answered: a server
+    /// that falls behind answers fewer), and, under load, the load's pace.
+    Requests { load: u32, reniced: bool },
 }
 
 /// How many keystroke-like programs a response workload runs at once: enough presses
@@ -140,6 +148,9 @@ impl Workload {
             Workload::Response { load: 0, reniced: false },
             Workload::Response { load: 2, reniced: false },
             Workload::Response { load: 2, reniced: true },
+            Workload::Requests { load: 0, reniced: false },
+            Workload::Requests { load: 2, reniced: false },
+            Workload::Requests { load: 2, reniced: true },
         ]);
         all
     }
@@ -163,6 +174,9 @@ impl Workload {
             Workload::Response { load, reniced } => {
                 format!("response-{load}x{}", if reniced { "-reniced" } else { "" })
             }
+            Workload::Requests { load, reniced } => {
+                format!("requests-{load}x{}", if reniced { "-reniced" } else { "" })
+            }
         }
     }
 
@@ -170,9 +184,9 @@ impl Workload {
     fn quantile(self, m: usize) -> Option<f64> {
         match (self, m) {
             (Workload::Wakeup, 0) => Some(0.5),
-            (Workload::Wakeup, 1) | (Workload::Frames { .. }, 1) | (Workload::Response { .. }, 0) => {
-                Some(0.99)
-            }
+            (Workload::Wakeup, 1)
+            | (Workload::Frames { .. }, 1)
+            | (Workload::Response { .. } | Workload::Requests { .. }, 0) => Some(0.99),
             (Workload::Response { .. }, 1) => Some(0.999),
             _ => None,
         }
@@ -186,7 +200,9 @@ impl Workload {
     /// the load reniced by hand pays the same.
     fn loss_bounds(self, m: usize) -> (f64, f64) {
         match (self, m) {
-            (Workload::Frames { .. } | Workload::Response { .. }, 2) => (1.0 / 0.95, 1.08),
+            (Workload::Frames { .. } | Workload::Response { .. } | Workload::Requests { .. }, 2) => {
+                (1.0 / 0.95, 1.08)
+            }
             _ => (LOSS_RATIO, LOSS_UPPER),
         }
     }
@@ -212,6 +228,8 @@ impl Workload {
             Workload::Frames { .. } => &[("missed", "%"), ("wake-up p99", "µs"), ("load", "ms/job")],
             Workload::Response { load: 0, .. } => &[("p99", "µs"), ("p99.9", "µs")],
             Workload::Response { .. } => &[("p99", "µs"), ("p99.9", "µs"), ("load", "ms/job")],
+            Workload::Requests { load: 0, .. } => &[("p99", "µs"), ("pace", "µs/request")],
+            Workload::Requests { .. } => &[("p99", "µs"), ("pace", "µs/request"), ("load", "ms/job")],
             _ => &[("time", "s")],
         }
     }
@@ -310,7 +328,8 @@ impl Sizes {
             | Workload::Wakeup
             | Workload::Deps(_)
             | Workload::Frames { .. }
-            | Workload::Response { .. } => 1,
+            | Workload::Response { .. }
+            | Workload::Requests { .. } => 1,
         }
     }
 }
@@ -592,14 +611,16 @@ pub fn run_suite(
                     let k = deps_kinds.iter().position(|&d| d == kind).expect("listed");
                     median(&unloaded[k])
                 }
-                // The unloaded response row's bare median, when it ran.
-                Workload::Response { load, .. } if load > 0 && m < 2 => rows
-                    .iter()
-                    .find(|r: &&Row| {
-                        r.workload == Workload::Response { load: 0, reniced: false }.name()
-                            && r.metric == metric
-                    })
-                    .map_or(0.0, |r| r.bare_median),
+                // The unloaded row's bare median, when it ran.
+                Workload::Response { load, .. } | Workload::Requests { load, .. } if load > 0 && m < 2 => {
+                    let unloaded = match w {
+                        Workload::Response { .. } => Workload::Response { load: 0, reniced: false },
+                        _ => Workload::Requests { load: 0, reniced: false },
+                    };
+                    rows.iter()
+                        .find(|r: &&Row| r.workload == unloaded.name() && r.metric == metric)
+                        .map_or(0.0, |r| r.bare_median)
+                }
                 _ => 0.0,
             };
             if base > 0.0 {
@@ -808,8 +829,10 @@ fn check_tools(workloads: &[Workload]) -> Result<()> {
             Workload::Wakeup => need.push(tool("cyclictest", "rt-tests")),
             Workload::ForkExec | Workload::Deps(_) => need.push(tool("sh", "dash")),
             Workload::Frames { .. } => need.extend([tool("rt-app", "rt-app"), tool("xz", "xz-utils")]),
-            Workload::Response { load, .. } if *load > 0 => need.push(tool("xz", "xz-utils")),
-            Workload::Response { .. } => {}
+            Workload::Response { load, .. } | Workload::Requests { load, .. } if *load > 0 => {
+                need.push(tool("xz", "xz-utils"))
+            }
+            Workload::Response { .. } | Workload::Requests { .. } => {}
         }
     }
     need.sort();
@@ -856,7 +879,9 @@ impl Inputs {
         let frames_text = dir.join("frames-text");
         let mut rtapp_ns_per_loop = 0.0;
         let loaded = |w: &Workload| match w {
-            Workload::Frames { load, .. } | Workload::Response { load, .. } => *load > 0,
+            Workload::Frames { load, .. } | Workload::Response { load, .. } | Workload::Requests { load, .. } => {
+                *load > 0
+            }
             _ => false,
         };
         if cfg.workloads.iter().any(loaded) {
@@ -1064,13 +1089,26 @@ impl Runner<'_> {
                     return Ok((vec![frames.missed_pct, p99, ms_per_job], Some(frames.wake_ups)));
                 }
                 Workload::Response { load, reniced } => {
-                    let (responses, ms_per_job) = self.beside_build(load, reniced, || self.responses())?;
+                    let keystrokes = || self.responses(Role::Keystroke, KEYSTROKES);
+                    let (responses, ms_per_job) = self.beside_build(load, reniced, keystrokes)?;
                     let q = |m| responses.quantile(w.quantile(m).expect("a latency metric"));
                     let mut values = vec![q(0), q(1)];
                     if load > 0 {
                         values.push(ms_per_job);
                     }
                     return Ok((values, Some(responses)));
+                }
+                Workload::Requests { load, reniced } => {
+                    let (latencies, ms_per_job) =
+                        self.beside_build(load, reniced, || self.responses(Role::Requests, 1))?;
+                    let p99 = latencies.quantile(w.quantile(0).expect("a latency metric"));
+                    let secs = f64::from(self.cfg.sizes.response_secs);
+                    let pace = secs * 1e6 / latencies.count().max(1) as f64;
+                    let mut values = vec![p99, pace];
+                    if load > 0 {
+                        values.push(ms_per_job);
+                    }
+                    return Ok((values, Some(latencies)));
                 }
             },
             None,
@@ -1169,22 +1207,21 @@ impl Runner<'_> {
         })
     }
 
-    /// [`KEYSTROKES`] keystroke-like programs for [`Sizes::response_secs`]: their
-    /// response times, pooled.
-    fn responses(&self) -> Result<Latencies> {
-        let mut spec = WorkerSpec::new(Role::Keystroke);
+    /// `count` workers of `role` (keystroke-like programs, a request server) for
+    /// [`Sizes::response_secs`]: the response times they said, pooled.
+    fn responses(&self, role: Role, count: u32) -> Result<Latencies> {
+        let mut spec = WorkerSpec::new(role);
         spec.duration_ns = u64::from(self.cfg.sizes.response_secs) * 1_000_000_000;
-        let mut programs =
-            (0..KEYSTROKES).map(|_| spec.spawn(&self.cfg.exe, &[])).collect::<Result<Vec<_>>>()?;
+        let mut programs = (0..count).map(|_| spec.spawn(&self.cfg.exe, &[])).collect::<Result<Vec<_>>>()?;
         let deadline = self
             .deadline
             .min(Instant::now() + Duration::from_secs(u64::from(self.cfg.sizes.response_secs) + 30));
         let mut times: BTreeMap<u32, u64> = BTreeMap::new();
         for p in &mut programs {
-            p.expect_line("ready", deadline, "starting the keystroke-like programs")?;
+            p.expect_line("ready", deadline, "starting them")?;
         }
         for p in &mut programs {
-            let line = p.line(deadline, "the keystroke-like programs' response times")?;
+            let line = p.line(deadline, "their response times")?;
             let said = || ChildProblem::Said { line: line.clone(), want: format!("{RESPONSES} <µs> …") };
             let list = line.strip_prefix(RESPONSES).ok_or_else(|| p.error("its response times", said()))?;
             for us in list.split_whitespace() {
@@ -1291,6 +1328,11 @@ impl Latencies {
             }
         }
         f64::NAN
+    }
+
+    /// How many latencies it holds.
+    pub fn count(&self) -> u64 {
+        self.0.iter().map(|&(_, n)| n).sum()
     }
 
     /// The `q` quantile, in µs.
@@ -1591,7 +1633,7 @@ mod tests {
         for w in Workload::all() {
             assert_eq!(w.name().parse::<Workload>().unwrap(), w);
         }
-        assert_eq!(Workload::all().len(), 20);
+        assert_eq!(Workload::all().len(), 23);
         assert_eq!(
             "frames-60hz-4x-reniced".parse::<Workload>().unwrap(),
             Workload::Frames { hz: 60, load: 4, reniced: true }
@@ -1601,6 +1643,10 @@ mod tests {
             Workload::Response { load: 2, reniced: true }
         );
         assert_eq!(Workload::Response { load: 0, reniced: false }.metrics().len(), 2, "no load, no pace");
+        assert_eq!("requests-0x".parse::<Workload>().unwrap(), Workload::Requests { load: 0, reniced: false });
+        let loaded = Workload::Requests { load: 2, reniced: false };
+        assert_eq!(loaded.metrics()[2].0, "load");
+        assert_eq!((loaded.quantile(0), loaded.quantile(1)), (Some(0.99), None), "the pace is no quantile");
         assert!("fio".parse::<Workload>().unwrap_err().to_string().contains("hackbench-pipe-process"));
     }
 

@@ -70,7 +70,24 @@ pub enum Role {
     /// [`KEYSTROKE_SLEEP_MS`], wakes, works a random [`KEYSTROKE_WORK_MS`] of CPU time;
     /// then says each response time (from the wake-up it asked for to its work done).
     Keystroke,
+    /// A schbench-like request server, schedlab's own (schbench has no Debian package):
+    /// for `duration_ns`, [`REQUEST_MESSENGERS`] message threads each hand a request to
+    /// each of its [`REQUEST_WORKERS`] worker threads every [`REQUEST_PERIOD_US`] (a
+    /// period whose batch is not all answered yet is skipped, as a server that falls
+    /// behind serves fewer), and each worker answers after [`REQUEST_WORK_US`] of CPU
+    /// time; then says each request's latency (from its period's start to its answer).
+    Requests,
 }
+
+/// How many message threads a request server has (schbench's `-m`).
+pub const REQUEST_MESSENGERS: usize = 2;
+/// How many worker threads each message thread hands requests to (schbench's `-t`).
+pub const REQUEST_WORKERS: usize = 4;
+/// How often each message thread hands out a batch of requests, in µs: with
+/// [`REQUEST_WORK_US`], 2 × 4 × 250 requests a second and 40 % of a CPU of work.
+pub const REQUEST_PERIOD_US: u64 = 4000;
+/// The CPU time a worker spends on a request, in µs.
+pub const REQUEST_WORK_US: u64 = 200;
 
 /// How long a keystroke-like worker sleeps between presses, in ms (uniform).
 pub const KEYSTROKE_SLEEP_MS: (u64, u64) = (50, 500);
@@ -93,6 +110,7 @@ impl Role {
             Role::Mixed => "sl-mixed",
             Role::Forker => "sl-forker",
             Role::Keystroke => "sl-keystroke",
+            Role::Requests => "sl-requests",
         }
     }
 
@@ -107,6 +125,7 @@ impl Role {
             Role::Mixed => "mixed",
             Role::Forker => "forker",
             Role::Keystroke => "keystroke",
+            Role::Requests => "requests",
         }
     }
 }
@@ -200,7 +219,7 @@ impl WorkerSpec {
             ]),
             Role::Client | Role::Forker => a.extend(["--rounds".into(), self.rounds.to_string()]),
             Role::Hog => {}
-            Role::Keystroke => a.extend(["--duration-ms".into(), ms_arg(self.duration_ns)]),
+            Role::Keystroke | Role::Requests => a.extend(["--duration-ms".into(), ms_arg(self.duration_ns)]),
             Role::PfsTest => a.extend([
                 "--work-ms".into(),
                 ms_arg(self.work_ns),
@@ -271,9 +290,10 @@ impl WorkerSpec {
             Some("mixed") => Role::Mixed,
             Some("forker") => Role::Forker,
             Some("keystroke") => Role::Keystroke,
+            Some("requests") => Role::Requests,
             other => {
                 return Err(format!(
-                    "the role must be client, server, hog, pfs-test, pi, rw, mixed, forker or keystroke, not {other:?}"
+                    "the role must be client, server, hog, pfs-test, pi, rw, mixed, forker, keystroke or requests, not {other:?}"
                 ))
             }
         };
@@ -374,6 +394,7 @@ pub fn worker_main(args: &[String]) -> Result<()> {
         Role::Pi | Role::Rw | Role::Mixed => paper002(&spec),
         Role::Forker => crate::validate::forker::forker_main(spec.cpu, spec.rounds),
         Role::Keystroke => keystroke(spec.duration_ns),
+        Role::Requests => requests(spec.duration_ns),
     }
 }
 
@@ -582,6 +603,62 @@ fn keystroke_responses(duration_ns: u64) -> Vec<u64> {
     responses
 }
 
+/// A request server ([`Role::Requests`]) for `duration_ns`: its requests' latencies,
+/// said in one line at the end as a keystroke-like program says its response times.
+fn requests(duration_ns: u64) -> Result<()> {
+    say("ready")?;
+    let latencies: Vec<String> = request_latencies(duration_ns).iter().map(u64::to_string).collect();
+    say(&format!("{RESPONSES} {}", latencies.join(" ")))
+}
+
+/// The requests a [`Role::Requests`] server answers in `duration_ns` (every batch
+/// handed out ending within it): their latencies in µs, from the start of the period
+/// that handed each out (the time asked for, as a timer's) to its answer.
+fn request_latencies(duration_ns: u64) -> Vec<u64> {
+    let end = monotonic_ns() + duration_ns;
+    let messengers: Vec<_> = (0..REQUEST_MESSENGERS).map(|_| std::thread::spawn(move || messenger(end))).collect();
+    messengers.into_iter().flat_map(|m| m.join().expect("a message thread never panics")).collect()
+}
+
+/// One message thread of a request server until `end`: hands a request to each of its
+/// workers at the start of each period, waits for their answers, and skips the periods
+/// that passed meanwhile. Its requests' latencies, in µs.
+fn messenger(end: u64) -> Vec<u64> {
+    use std::sync::mpsc;
+    let (answer, answers) = mpsc::channel::<u64>();
+    let workers: Vec<mpsc::Sender<()>> = (0..REQUEST_WORKERS)
+        .map(|_| {
+            let (request, requests) = mpsc::channel::<()>();
+            let answer = answer.clone();
+            std::thread::spawn(move || {
+                while requests.recv().is_ok() {
+                    spin_cpu(REQUEST_WORK_US * 1000);
+                    if answer.send(monotonic_ns()).is_err() {
+                        break;
+                    }
+                }
+            });
+            request
+        })
+        .collect();
+    let period = REQUEST_PERIOD_US * 1000;
+    let mut latencies = Vec::new();
+    let mut due = monotonic_ns() + period;
+    while due + period <= end {
+        sleep_until(due);
+        for w in &workers {
+            w.send(()).expect("a worker waits while its message thread runs");
+        }
+        for _ in 0..REQUEST_WORKERS {
+            let done = answers.recv().expect("each worker answers");
+            latencies.push(done.saturating_sub(due) / 1000);
+        }
+        let now = monotonic_ns();
+        due += period * (1 + now.saturating_sub(due) / period);
+    }
+    latencies
+}
+
 /// Sleeps until `CLOCK_MONOTONIC` reads `ns` (an absolute timer: the wake-up asked for
 /// is `ns`, whatever the time it took to ask).
 fn sleep_until(ns: u64) {
@@ -745,6 +822,20 @@ mod tests {
         assert_eq!(parsed.map(|s| (s.work_ns, s.loops, s.sleep_ns)), Ok((500_000, 3, 0)));
         assert!(WorkerSpec::from_args(&["pfs-test".into(), "--work-ms".into(), "-1".into()]).is_err());
         assert_eq!(Role::PfsTest.comm(), "sl-pfs-test");
+    }
+
+    #[test]
+    fn a_request_takes_at_least_its_work_and_a_period_serves_a_batch_at_most() {
+        let t = WorkerSpec { duration_ns: 1_000_000_000, ..WorkerSpec::new(Role::Requests) };
+        assert_eq!(t.to_args(), ["requests", "--duration-ms", "1000"]);
+        assert_eq!(WorkerSpec::from_args(&t.to_args()).unwrap(), t);
+        let latencies = request_latencies(1_000_000_000);
+        // At most one batch per period and message thread, the first a period in, the
+        // last ending within the second; at least one, however slow this machine.
+        let most = REQUEST_MESSENGERS * REQUEST_WORKERS * (1_000_000 / REQUEST_PERIOD_US as usize - 1);
+        let batch = REQUEST_MESSENGERS * REQUEST_WORKERS;
+        assert!((batch..=most).contains(&latencies.len()), "{} of {most}", latencies.len());
+        assert!(latencies.iter().all(|&us| us >= REQUEST_WORK_US), "{latencies:?}");
     }
 
     #[test]

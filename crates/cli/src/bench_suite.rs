@@ -46,7 +46,9 @@ Examples:
 /// 24 % of each period of work, HZ periods a second) beside N loops per CPU of `xz -6`
 /// restarted as each job ends (fresh, unpinned processes), started 1 s before it: the
 /// frames missed (%), the thread's wake-up latency p99 over all runs pooled, and the
-/// load's pace (ms per job per loop, the harm guard); `response-Nx`, 12 keystroke-like
+/// load's pace (ms per job per loop, the harm guard); `frames-HZhz-Nx-spin`, the same
+/// beside N hot loops per CPU of perl under a new random name each run (a program no rule
+/// or habit knows), their pace the wall time per CPU second; `response-Nx`, 12 keystroke-like
 /// programs (each sleeps a random 50-500 ms, wakes, works a random 1-5 ms of CPU time)
 /// beside the same load (none at 0x, the unloaded reference): the response time's p99
 /// and p99.9 from the wake-up each asked for to its work done, pooled, their ratio to

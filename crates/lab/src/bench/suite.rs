@@ -105,7 +105,12 @@ pub enum Workload {
     /// row to hold schedlab against). Metrics: the frames missed (rt-app's slack below
     /// zero), the render thread's wake-up latency's 99th percentile (rt-app's `wu_lat`),
     /// and the load's own pace (wall time per compression per loop, the harm guard).
-    Frames { hz: u32, load: u32, reniced: bool },
+    /// `spin`: the load is `load` hot loops per CPU of an interpreter under a random name
+    /// instead (`perl -e 'while (1) {}'`, perl copied to a name of its own, started once
+    /// and never ending): a program no rule names and none of whose runs ever ended,
+    /// which only what the daemon sees it do can find; its pace is then the wall time
+    /// per second of CPU time each loop got.
+    Frames { hz: u32, load: u32, reniced: bool, spin: bool },
     /// Keystroke-like programs beside a build: [`KEYSTROKES`] of schedlab's
     /// `keystroke` workers (each sleeps a random 50–500 ms, wakes, works a random 1–5 ms
     /// of CPU time) beside the frames workload's load at `load` loops per CPU (none: the
@@ -142,9 +147,10 @@ impl Workload {
         ];
         all.extend(IpcKind::ALL.into_iter().map(Workload::Deps));
         all.extend([
-            Workload::Frames { hz: 60, load: 4, reniced: false },
-            Workload::Frames { hz: 60, load: 4, reniced: true },
-            Workload::Frames { hz: 144, load: 2, reniced: false },
+            Workload::Frames { hz: 60, load: 4, reniced: false, spin: false },
+            Workload::Frames { hz: 60, load: 4, reniced: true, spin: false },
+            Workload::Frames { hz: 144, load: 2, reniced: false, spin: false },
+            Workload::Frames { hz: 60, load: 2, reniced: false, spin: true },
             Workload::Response { load: 0, reniced: false },
             Workload::Response { load: 2, reniced: false },
             Workload::Response { load: 2, reniced: true },
@@ -168,9 +174,11 @@ impl Workload {
             Workload::Make => "make".into(),
             Workload::Wakeup => "wakeup".into(),
             Workload::Deps(kind) => format!("deps-{kind}"),
-            Workload::Frames { hz, load, reniced } => {
-                format!("frames-{hz}hz-{load}x{}", if reniced { "-reniced" } else { "" })
-            }
+            Workload::Frames { hz, load, reniced, spin } => format!(
+                "frames-{hz}hz-{load}x{}{}",
+                if spin { "-spin" } else { "" },
+                if reniced { "-reniced" } else { "" }
+            ),
             Workload::Response { load, reniced } => {
                 format!("response-{load}x{}", if reniced { "-reniced" } else { "" })
             }
@@ -828,6 +836,9 @@ fn check_tools(workloads: &[Workload]) -> Result<()> {
             Workload::Make => need.extend([tool("make", "make"), tool("cc", "gcc")]),
             Workload::Wakeup => need.push(tool("cyclictest", "rt-tests")),
             Workload::ForkExec | Workload::Deps(_) => need.push(tool("sh", "dash")),
+            Workload::Frames { spin: true, .. } => {
+                need.extend([tool("rt-app", "rt-app"), tool("perl", "perl-base")])
+            }
             Workload::Frames { .. } => need.extend([tool("rt-app", "rt-app"), tool("xz", "xz-utils")]),
             Workload::Response { load, .. } | Workload::Requests { load, .. } if *load > 0 => {
                 need.push(tool("xz", "xz-utils"))
@@ -879,9 +890,9 @@ impl Inputs {
         let frames_text = dir.join("frames-text");
         let mut rtapp_ns_per_loop = 0.0;
         let loaded = |w: &Workload| match w {
-            Workload::Frames { load, .. } | Workload::Response { load, .. } | Workload::Requests { load, .. } => {
-                *load > 0
-            }
+            Workload::Frames { load, .. }
+            | Workload::Response { load, .. }
+            | Workload::Requests { load, .. } => *load > 0,
             _ => false,
         };
         if cfg.workloads.iter().any(loaded) {
@@ -1083,14 +1094,14 @@ impl Runner<'_> {
                     return Ok((vec![q(0), q(1)], Some(latencies)));
                 }
                 Workload::Deps(kind) => vec![self.deps(kind, Scenario::Loaded)?],
-                Workload::Frames { hz, load, reniced } => {
-                    let (frames, ms_per_job) = self.beside_build(load, reniced, || self.frames(hz))?;
+                Workload::Frames { hz, load, reniced, spin } => {
+                    let (frames, ms_per_job) = self.beside_build(load, reniced, spin, || self.frames(hz))?;
                     let p99 = frames.wake_ups.quantile(w.quantile(1).expect("a latency metric"));
                     return Ok((vec![frames.missed_pct, p99, ms_per_job], Some(frames.wake_ups)));
                 }
                 Workload::Response { load, reniced } => {
                     let keystrokes = || self.responses(Role::Keystroke, KEYSTROKES);
-                    let (responses, ms_per_job) = self.beside_build(load, reniced, keystrokes)?;
+                    let (responses, ms_per_job) = self.beside_build(load, reniced, false, keystrokes)?;
                     let q = |m| responses.quantile(w.quantile(m).expect("a latency metric"));
                     let mut values = vec![q(0), q(1)];
                     if load > 0 {
@@ -1100,7 +1111,7 @@ impl Runner<'_> {
                 }
                 Workload::Requests { load, reniced } => {
                     let (latencies, ms_per_job) =
-                        self.beside_build(load, reniced, || self.responses(Role::Requests, 1))?;
+                        self.beside_build(load, reniced, false, || self.responses(Role::Requests, 1))?;
                     let p99 = latencies.quantile(w.quantile(0).expect("a latency metric"));
                     let secs = f64::from(self.cfg.sizes.response_secs);
                     let pace = secs * 1e6 / latencies.count().max(1) as f64;
@@ -1131,13 +1142,15 @@ impl Runner<'_> {
     }
 
     /// `load` compressor loops per CPU (`xz -6` of a small text, restarted as each job
-    /// ends; at nice 19 if `reniced`) started [`Sizes::frames_load_lead_ms`] before
-    /// `measure` and stopped after it: what it measured, and the load's pace (wall time
-    /// per job per loop, in ms; 0 with no load).
+    /// ends; at nice 19 if `reniced`), or with `spin` as many interpreter hot loops
+    /// ([`Workload::Frames`]), started [`Sizes::frames_load_lead_ms`] before `measure`
+    /// and stopped after it: what it measured, and the load's pace (wall time per job per
+    /// loop in ms; with `spin`, wall ms per CPU second each loop got; 0 with no load).
     fn beside_build<T>(
         &self,
         load: u32,
         reniced: bool,
+        spin: bool,
         measure: impl FnOnce() -> Result<T>,
     ) -> Result<(T, f64)> {
         let loops = load as usize * self.cpus.len();
@@ -1147,29 +1160,59 @@ impl Runner<'_> {
         let jobs_dir = self.dir.join("build-jobs");
         let _ = std::fs::remove_dir_all(&jobs_dir);
         std::fs::create_dir_all(&jobs_dir).ctx(|| format!("cannot create {}", jobs_dir.display()))?;
+        // The interpreter under a name no rule or habit knows, new in every run.
+        let spinner = jobs_dir.join(format!("s{:08x}", rand::random::<u32>()));
+        if spin {
+            std::fs::copy("/usr/bin/perl", &spinner).ctx(|| "cannot copy /usr/bin/perl".into())?;
+        }
         let started = Instant::now();
         let mut running = Vec::with_capacity(loops);
         for i in 0..loops {
-            // One line per job done, in a file of the loop's own.
-            let script = "while :; do xz -6 -T1 -c \"$1\" > /dev/null && echo >> \"$2\" || exit 1; done";
-            let mut cmd = Command::new("sh");
-            cmd.args(["-c", script, "sh"])
-                .arg(&self.inputs.frames_text)
-                .arg(jobs_dir.join(i.to_string()))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
+            let mut cmd = match spin {
+                true => {
+                    let mut cmd = Command::new(&spinner);
+                    cmd.args(["-e", "while (1) {}"]);
+                    cmd
+                }
+                false => {
+                    // One line per job done, in a file of the loop's own.
+                    let script =
+                        "while :; do xz -6 -T1 -c \"$1\" > /dev/null && echo >> \"$2\" || exit 1; done";
+                    let mut cmd = Command::new("sh");
+                    cmd.args(["-c", script, "sh"])
+                        .arg(&self.inputs.frames_text)
+                        .arg(jobs_dir.join(i.to_string()));
+                    cmd
+                }
+            };
+            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
             guard_command(&mut cmd, Vec::new(), libc::SIGKILL, reniced.then_some(19));
             running.push(ChildGroup::start(&mut cmd, "the build-like load")?);
         }
         self.sleep(Duration::from_millis(u64::from(self.cfg.sizes.frames_load_lead_ms)))?;
         let measured = measure()?;
         let window = started.elapsed();
+        let wall_ms = window.as_secs_f64() * 1e3 * loops as f64;
+        let pace = match spin {
+            true => {
+                let cpu_ns: u64 = running
+                    .iter()
+                    .filter_map(|c| schedlab_live::process::schedstat(c.pid() as u32).ok())
+                    .map(|(ran, _)| ran)
+                    .sum();
+                wall_ms / (cpu_ns as f64 / 1e9).max(1e-3)
+            }
+            false => {
+                let jobs: usize = (0..loops)
+                    .map(|i| {
+                        std::fs::read_to_string(jobs_dir.join(i.to_string())).map_or(0, |t| t.lines().count())
+                    })
+                    .sum();
+                wall_ms / jobs.max(1) as f64
+            }
+        };
         drop(running);
-        let jobs: usize = (0..loops)
-            .map(|i| std::fs::read_to_string(jobs_dir.join(i.to_string())).map_or(0, |t| t.lines().count()))
-            .sum();
-        Ok((measured, window.as_secs_f64() * 1e3 * loops as f64 / jobs.max(1) as f64))
+        Ok((measured, pace))
     }
 
     /// The render thread of a frames workload, for [`Sizes::frames_secs`].
@@ -1491,11 +1534,11 @@ mod tests {
         assert_eq!(Verdict::of(1.01, 1.08), Verdict::Loss, "the interval reaches past 1.05");
         assert_eq!(Verdict::of(0.90, 0.97), Verdict::Win);
         assert_eq!(Verdict::of(0.90, 1.00), Verdict::Neutral, "1 is inside the interval");
-        let frames_load = Workload::Frames { hz: 60, load: 4, reniced: false }.loss_bounds(2);
+        let frames_load = Workload::Frames { hz: 60, load: 4, reniced: false, spin: false }.loss_bounds(2);
         assert_eq!(Verdict::within(1.045, 1.07, frames_load), Verdict::Neutral, "within 0.95 x bare");
         assert_eq!(Verdict::within(1.06, 1.07, frames_load), Verdict::Loss);
         assert_eq!(
-            Workload::Frames { hz: 60, load: 4, reniced: false }.loss_bounds(0),
+            Workload::Frames { hz: 60, load: 4, reniced: false, spin: false }.loss_bounds(0),
             (LOSS_RATIO, LOSS_UPPER)
         );
     }
@@ -1615,7 +1658,7 @@ mod tests {
     #[test]
     fn one_frame_either_way_is_no_verdict() {
         let sizes = Sizes::full();
-        let frames = Workload::Frames { hz: 60, load: 4, reniced: false };
+        let frames = Workload::Frames { hz: 60, load: 4, reniced: false, spin: false };
         // 240 frames a run: one is 0.42 %.
         assert!((frames.noise_floor(0, &sizes) - 100.0 / 240.0).abs() < 1e-12);
         assert_eq!(frames.noise_floor(1, &sizes), 0.0, "latencies have none");
@@ -1633,17 +1676,24 @@ mod tests {
         for w in Workload::all() {
             assert_eq!(w.name().parse::<Workload>().unwrap(), w);
         }
-        assert_eq!(Workload::all().len(), 23);
+        assert_eq!(Workload::all().len(), 24);
+        assert_eq!(
+            "frames-60hz-2x-spin".parse::<Workload>().unwrap(),
+            Workload::Frames { hz: 60, load: 2, reniced: false, spin: true }
+        );
         assert_eq!(
             "frames-60hz-4x-reniced".parse::<Workload>().unwrap(),
-            Workload::Frames { hz: 60, load: 4, reniced: true }
+            Workload::Frames { hz: 60, load: 4, reniced: true, spin: false }
         );
         assert_eq!(
             "response-2x-reniced".parse::<Workload>().unwrap(),
             Workload::Response { load: 2, reniced: true }
         );
         assert_eq!(Workload::Response { load: 0, reniced: false }.metrics().len(), 2, "no load, no pace");
-        assert_eq!("requests-0x".parse::<Workload>().unwrap(), Workload::Requests { load: 0, reniced: false });
+        assert_eq!(
+            "requests-0x".parse::<Workload>().unwrap(),
+            Workload::Requests { load: 0, reniced: false }
+        );
         let loaded = Workload::Requests { load: 2, reniced: false };
         assert_eq!(loaded.metrics()[2].0, "load");
         assert_eq!((loaded.quantile(0), loaded.quantile(1)), (Some(0.99), None), "the pace is no quantile");

@@ -616,7 +616,8 @@ fn requests(duration_ns: u64) -> Result<()> {
 /// that handed each out (the time asked for, as a timer's) to its answer.
 fn request_latencies(duration_ns: u64) -> Vec<u64> {
     let end = monotonic_ns() + duration_ns;
-    let messengers: Vec<_> = (0..REQUEST_MESSENGERS).map(|_| std::thread::spawn(move || messenger(end))).collect();
+    let messengers: Vec<_> =
+        (0..REQUEST_MESSENGERS).map(|_| std::thread::spawn(move || messenger(end))).collect();
     messengers.into_iter().flat_map(|m| m.join().expect("a message thread never panics")).collect()
 }
 

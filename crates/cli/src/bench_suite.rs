@@ -48,7 +48,9 @@ Examples:
 /// frames missed (%), the thread's wake-up latency p99 over all runs pooled, and the
 /// load's pace (ms per job per loop, the harm guard); `frames-HZhz-Nx-spin`, the same
 /// beside N hot loops per CPU of perl under a new random name each run (a program no rule
-/// or habit knows), their pace the wall time per CPU second; `response-Nx`, 12 keystroke-like
+/// or habit knows), their pace the wall time per CPU second; `frames-HZhz-Nx-session`, the
+/// compressor loops in a session of their own (a build started from its own terminal: on
+/// a kernel with autogroups, one nice-0 task's weight together); `response-Nx`, 12 keystroke-like
 /// programs (each sleeps a random 50-500 ms, wakes, works a random 1-5 ms of CPU time)
 /// beside the same load (none at 0x, the unloaded reference): the response time's p99
 /// and p99.9 from the wake-up each asked for to its work done, pooled, their ratio to

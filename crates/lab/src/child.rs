@@ -114,6 +114,14 @@ impl ChildGroup {
         ChildGroup::start_leader(cmd, name)
     }
 
+    /// [`ChildGroup::start`] in a session of its own (`setsid`; on a kernel with
+    /// autogroups, an autogroup of its own at nice 0), as a program started from its own
+    /// terminal is.
+    pub(crate) fn start_in_new_session(cmd: &mut Command, name: &str) -> Result<ChildGroup> {
+        new_session_at_exec(cmd, 0);
+        ChildGroup::start_leader(cmd, name)
+    }
+
     /// [`ChildGroup::start`] of a `cmd` that makes itself a process group's leader.
     fn start_leader(cmd: &mut Command, name: &str) -> Result<ChildGroup> {
         let started = Instant::now();

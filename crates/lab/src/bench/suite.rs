@@ -105,12 +105,8 @@ pub enum Workload {
     /// row to hold schedlab against). Metrics: the frames missed (rt-app's slack below
     /// zero), the render thread's wake-up latency's 99th percentile (rt-app's `wu_lat`),
     /// and the load's own pace (wall time per compression per loop, the harm guard).
-    /// `spin`: the load is `load` hot loops per CPU of an interpreter under a random name
-    /// instead (`perl -e 'while (1) {}'`, perl copied to a name of its own, started once
-    /// and never ending): a program no rule names and none of whose runs ever ended,
-    /// which only what the daemon sees it do can find; its pace is then the wall time
-    /// per second of CPU time each loop got.
-    Frames { hz: u32, load: u32, reniced: bool, spin: bool },
+    /// `load_kind` says what the load is and where it runs ([`LoadKind`]).
+    Frames { hz: u32, load: u32, reniced: bool, load_kind: LoadKind },
     /// Keystroke-like programs beside a build: [`KEYSTROKES`] of schedlab's
     /// `keystroke` workers (each sleeps a random 50–500 ms, wakes, works a random 1–5 ms
     /// of CPU time) beside the frames workload's load at `load` loops per CPU (none: the
@@ -126,6 +122,35 @@ pub enum Workload {
     /// start to the answer), the pace (µs of the run per request answered: a server
     /// that falls behind answers fewer), and, under load, the load's pace.
     Requests { load: u32, reniced: bool },
+}
+
+/// What the load beside a frames workload is, and where it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadKind {
+    /// Compressor loops (`xz -6` restarted as each job ends) in the suite's session, as
+    /// a build and an editor started from one shell.
+    Build,
+    /// The same loops in a session of their own, as a build started from its own
+    /// terminal: on a kernel with autogroups, all of them weigh together as one nice-0
+    /// task against the render thread's session, whatever their own nice values.
+    Session,
+    /// Hot loops of an interpreter under a random name (`perl -e 'while (1) {}'`, perl
+    /// copied to a name of its own, started once and never ending): a program no rule
+    /// names and none of whose runs ever ended, which only what the daemon sees it do
+    /// can find; its pace is the wall time per second of CPU time each loop got.
+    Spin,
+}
+
+impl LoadKind {
+    /// The suffix of a frames workload's name.
+    fn suffix(self) -> &'static str {
+        match self {
+            LoadKind::Build => "",
+            LoadKind::Session => "-session",
+            LoadKind::Spin => "-spin",
+        }
+    }
 }
 
 /// How many keystroke-like programs a response workload runs at once: enough presses
@@ -147,10 +172,12 @@ impl Workload {
         ];
         all.extend(IpcKind::ALL.into_iter().map(Workload::Deps));
         all.extend([
-            Workload::Frames { hz: 60, load: 4, reniced: false, spin: false },
-            Workload::Frames { hz: 60, load: 4, reniced: true, spin: false },
-            Workload::Frames { hz: 144, load: 2, reniced: false, spin: false },
-            Workload::Frames { hz: 60, load: 2, reniced: false, spin: true },
+            Workload::Frames { hz: 60, load: 4, reniced: false, load_kind: LoadKind::Build },
+            Workload::Frames { hz: 60, load: 4, reniced: true, load_kind: LoadKind::Build },
+            Workload::Frames { hz: 144, load: 2, reniced: false, load_kind: LoadKind::Build },
+            Workload::Frames { hz: 60, load: 2, reniced: false, load_kind: LoadKind::Spin },
+            Workload::Frames { hz: 60, load: 4, reniced: false, load_kind: LoadKind::Session },
+            Workload::Frames { hz: 60, load: 4, reniced: true, load_kind: LoadKind::Session },
             Workload::Response { load: 0, reniced: false },
             Workload::Response { load: 2, reniced: false },
             Workload::Response { load: 2, reniced: true },
@@ -174,11 +201,9 @@ impl Workload {
             Workload::Make => "make".into(),
             Workload::Wakeup => "wakeup".into(),
             Workload::Deps(kind) => format!("deps-{kind}"),
-            Workload::Frames { hz, load, reniced, spin } => format!(
-                "frames-{hz}hz-{load}x{}{}",
-                if spin { "-spin" } else { "" },
-                if reniced { "-reniced" } else { "" }
-            ),
+            Workload::Frames { hz, load, reniced, load_kind: kind } => {
+                format!("frames-{hz}hz-{load}x{}{}", kind.suffix(), if reniced { "-reniced" } else { "" })
+            }
             Workload::Response { load, reniced } => {
                 format!("response-{load}x{}", if reniced { "-reniced" } else { "" })
             }
@@ -836,7 +861,7 @@ fn check_tools(workloads: &[Workload]) -> Result<()> {
             Workload::Make => need.extend([tool("make", "make"), tool("cc", "gcc")]),
             Workload::Wakeup => need.push(tool("cyclictest", "rt-tests")),
             Workload::ForkExec | Workload::Deps(_) => need.push(tool("sh", "dash")),
-            Workload::Frames { spin: true, .. } => {
+            Workload::Frames { load_kind: LoadKind::Spin, .. } => {
                 need.extend([tool("rt-app", "rt-app"), tool("perl", "perl-base")])
             }
             Workload::Frames { .. } => need.extend([tool("rt-app", "rt-app"), tool("xz", "xz-utils")]),
@@ -1094,14 +1119,15 @@ impl Runner<'_> {
                     return Ok((vec![q(0), q(1)], Some(latencies)));
                 }
                 Workload::Deps(kind) => vec![self.deps(kind, Scenario::Loaded)?],
-                Workload::Frames { hz, load, reniced, spin } => {
-                    let (frames, ms_per_job) = self.beside_build(load, reniced, spin, || self.frames(hz))?;
+                Workload::Frames { hz, load, reniced, load_kind: kind } => {
+                    let (frames, ms_per_job) = self.beside_build(load, reniced, kind, || self.frames(hz))?;
                     let p99 = frames.wake_ups.quantile(w.quantile(1).expect("a latency metric"));
                     return Ok((vec![frames.missed_pct, p99, ms_per_job], Some(frames.wake_ups)));
                 }
                 Workload::Response { load, reniced } => {
                     let keystrokes = || self.responses(Role::Keystroke, KEYSTROKES);
-                    let (responses, ms_per_job) = self.beside_build(load, reniced, false, keystrokes)?;
+                    let (responses, ms_per_job) =
+                        self.beside_build(load, reniced, LoadKind::Build, keystrokes)?;
                     let q = |m| responses.quantile(w.quantile(m).expect("a latency metric"));
                     let mut values = vec![q(0), q(1)];
                     if load > 0 {
@@ -1111,7 +1137,9 @@ impl Runner<'_> {
                 }
                 Workload::Requests { load, reniced } => {
                     let (latencies, ms_per_job) =
-                        self.beside_build(load, reniced, false, || self.responses(Role::Requests, 1))?;
+                        self.beside_build(load, reniced, LoadKind::Build, || {
+                            self.responses(Role::Requests, 1)
+                        })?;
                     let p99 = latencies.quantile(w.quantile(0).expect("a latency metric"));
                     let secs = f64::from(self.cfg.sizes.response_secs);
                     let pace = secs * 1e6 / latencies.count().max(1) as f64;
@@ -1141,18 +1169,20 @@ impl Runner<'_> {
         Ok(median(&samples))
     }
 
-    /// `load` compressor loops per CPU (`xz -6` of a small text, restarted as each job
-    /// ends; at nice 19 if `reniced`), or with `spin` as many interpreter hot loops
-    /// ([`Workload::Frames`]), started [`Sizes::frames_load_lead_ms`] before `measure`
-    /// and stopped after it: what it measured, and the load's pace (wall time per job per
-    /// loop in ms; with `spin`, wall ms per CPU second each loop got; 0 with no load).
+    /// `load` loops per CPU of `kind` ([`LoadKind`]: compressor loops, `xz -6` of a
+    /// small text restarted as each job ends, here or in a session of their own; or
+    /// interpreter hot loops), at nice 19 if `reniced`, started
+    /// [`Sizes::frames_load_lead_ms`] before `measure` and stopped after it: what it
+    /// measured, and the load's pace (wall time per job per loop in ms; for hot loops,
+    /// wall ms per CPU second each loop got; 0 with no load).
     fn beside_build<T>(
         &self,
         load: u32,
         reniced: bool,
-        spin: bool,
+        kind: LoadKind,
         measure: impl FnOnce() -> Result<T>,
     ) -> Result<(T, f64)> {
+        let spin = kind == LoadKind::Spin;
         let loops = load as usize * self.cpus.len();
         if loops == 0 {
             return Ok((measure()?, 0.0));
@@ -1167,27 +1197,41 @@ impl Runner<'_> {
         }
         let started = Instant::now();
         let mut running = Vec::with_capacity(loops);
-        for i in 0..loops {
-            let mut cmd = match spin {
-                true => {
+        // One line per job done, in a file of the loop's own (`$2/$i`).
+        let job_loop = "while :; do xz -6 -T1 -c \"$1\" > /dev/null && echo >> \"$2/$i\" || exit 1; done";
+        let spawns = match kind {
+            LoadKind::Session => 1,
+            _ => loops,
+        };
+        for i in 0..spawns {
+            let mut cmd = match kind {
+                LoadKind::Spin => {
                     let mut cmd = Command::new(&spinner);
                     cmd.args(["-e", "while (1) {}"]);
                     cmd
                 }
-                false => {
-                    // One line per job done, in a file of the loop's own.
-                    let script =
-                        "while :; do xz -6 -T1 -c \"$1\" > /dev/null && echo >> \"$2\" || exit 1; done";
+                LoadKind::Build => {
                     let mut cmd = Command::new("sh");
-                    cmd.args(["-c", script, "sh"])
+                    cmd.args(["-c", &format!("i={i}; {job_loop}"), "sh"])
                         .arg(&self.inputs.frames_text)
-                        .arg(jobs_dir.join(i.to_string()));
+                        .arg(&jobs_dir);
+                    cmd
+                }
+                // The whole build in one session: one shell leads it and runs every loop.
+                LoadKind::Session => {
+                    let script =
+                        format!("i=0; while [ $i -lt {loops} ]; do ({job_loop}) & i=$((i+1)); done; wait");
+                    let mut cmd = Command::new("sh");
+                    cmd.args(["-c", &script, "sh"]).arg(&self.inputs.frames_text).arg(&jobs_dir);
                     cmd
                 }
             };
             cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
             guard_command(&mut cmd, Vec::new(), libc::SIGKILL, reniced.then_some(19));
-            running.push(ChildGroup::start(&mut cmd, "the build-like load")?);
+            running.push(match kind {
+                LoadKind::Session => ChildGroup::start_in_new_session(&mut cmd, "the build-like load")?,
+                _ => ChildGroup::start(&mut cmd, "the build-like load")?,
+            });
         }
         self.sleep(Duration::from_millis(u64::from(self.cfg.sizes.frames_load_lead_ms)))?;
         let measured = measure()?;
@@ -1534,11 +1578,12 @@ mod tests {
         assert_eq!(Verdict::of(1.01, 1.08), Verdict::Loss, "the interval reaches past 1.05");
         assert_eq!(Verdict::of(0.90, 0.97), Verdict::Win);
         assert_eq!(Verdict::of(0.90, 1.00), Verdict::Neutral, "1 is inside the interval");
-        let frames_load = Workload::Frames { hz: 60, load: 4, reniced: false, spin: false }.loss_bounds(2);
+        let frames_load =
+            Workload::Frames { hz: 60, load: 4, reniced: false, load_kind: LoadKind::Build }.loss_bounds(2);
         assert_eq!(Verdict::within(1.045, 1.07, frames_load), Verdict::Neutral, "within 0.95 x bare");
         assert_eq!(Verdict::within(1.06, 1.07, frames_load), Verdict::Loss);
         assert_eq!(
-            Workload::Frames { hz: 60, load: 4, reniced: false, spin: false }.loss_bounds(0),
+            Workload::Frames { hz: 60, load: 4, reniced: false, load_kind: LoadKind::Build }.loss_bounds(0),
             (LOSS_RATIO, LOSS_UPPER)
         );
     }
@@ -1658,7 +1703,7 @@ mod tests {
     #[test]
     fn one_frame_either_way_is_no_verdict() {
         let sizes = Sizes::full();
-        let frames = Workload::Frames { hz: 60, load: 4, reniced: false, spin: false };
+        let frames = Workload::Frames { hz: 60, load: 4, reniced: false, load_kind: LoadKind::Build };
         // 240 frames a run: one is 0.42 %.
         assert!((frames.noise_floor(0, &sizes) - 100.0 / 240.0).abs() < 1e-12);
         assert_eq!(frames.noise_floor(1, &sizes), 0.0, "latencies have none");
@@ -1676,14 +1721,18 @@ mod tests {
         for w in Workload::all() {
             assert_eq!(w.name().parse::<Workload>().unwrap(), w);
         }
-        assert_eq!(Workload::all().len(), 24);
+        assert_eq!(Workload::all().len(), 26);
         assert_eq!(
             "frames-60hz-2x-spin".parse::<Workload>().unwrap(),
-            Workload::Frames { hz: 60, load: 2, reniced: false, spin: true }
+            Workload::Frames { hz: 60, load: 2, reniced: false, load_kind: LoadKind::Spin }
+        );
+        assert_eq!(
+            "frames-60hz-4x-session-reniced".parse::<Workload>().unwrap(),
+            Workload::Frames { hz: 60, load: 4, reniced: true, load_kind: LoadKind::Session }
         );
         assert_eq!(
             "frames-60hz-4x-reniced".parse::<Workload>().unwrap(),
-            Workload::Frames { hz: 60, load: 4, reniced: true, spin: false }
+            Workload::Frames { hz: 60, load: 4, reniced: true, load_kind: LoadKind::Build }
         );
         assert_eq!(
             "response-2x-reniced".parse::<Workload>().unwrap(),

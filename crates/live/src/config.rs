@@ -53,8 +53,9 @@ pub const DEFAULT: &str = r#"# schedlab's built-in configuration (`schedlab conf
 #   policy   = "other"  other, batch, idle, fifo or rr (fifo/rr need rt_priority and
 #              are bounded by rt_max_ms of CPU per second)
 #   rt_priority = 1..99, rt_max_ms = 1..950
-#   slice_ms = 3        the EEVDF slice of a fair policy (`sched_attr.sched_runtime`),
-#              0.1..100 ms (default: the kernel's, 3 ms on 6.6 and later): a task
+#   slice_ms = 1.5      the EEVDF slice of a fair policy (`sched_attr.sched_runtime`),
+#              0.1..100 ms (default: the kernel's base slice, 0.75 ms times 1 + log2
+#              of the CPUs up to 8; `se.slice` in /proc/PID/sched shows it): a task
 #              with a shorter slice than the one running preempts it at its wake-up
 #              (PREEMPT_SHORT), where an equal one waits out the running slice
 #

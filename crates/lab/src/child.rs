@@ -115,10 +115,14 @@ impl ChildGroup {
     }
 
     /// [`ChildGroup::start`] in a session of its own (`setsid`; on a kernel with
-    /// autogroups, an autogroup of its own at nice 0), as a program started from its own
-    /// terminal is.
-    pub(crate) fn start_in_new_session(cmd: &mut Command, name: &str) -> Result<ChildGroup> {
-        new_session_at_exec(cmd, 0);
+    /// autogroups, an autogroup of its own at nice `autogroup_nice`), as a program
+    /// started from its own terminal is.
+    pub(crate) fn start_in_new_session(
+        cmd: &mut Command,
+        name: &str,
+        autogroup_nice: i32,
+    ) -> Result<ChildGroup> {
+        new_session_at_exec(cmd, autogroup_nice);
         ChildGroup::start_leader(cmd, name)
     }
 
@@ -171,8 +175,7 @@ impl ChildGroup {
             }
             // A new session is a new process group too (and setsid refuses a group's leader).
             Placement::Session { autogroup_nice } => {
-                new_session_at_exec(&mut cmd, autogroup_nice);
-                ChildGroup::start_leader(&mut cmd, program)
+                ChildGroup::start_in_new_session(&mut cmd, program, autogroup_nice)
             }
         }
     }

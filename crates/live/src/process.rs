@@ -134,11 +134,18 @@ fn pidfd_alive(pidfd: &OwnedFd) -> io::Result<()> {
 /// (state). The command name may hold spaces and parentheses; it ends at the last `)`.
 fn stat_fields(pid: Pid) -> io::Result<Vec<String>> {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.0))?;
-    let rest = stat
-        .rfind(')')
-        .map(|i| &stat[i + 1..])
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no ')' in /proc/PID/stat"))?;
-    Ok(rest.split_whitespace().map(str::to_owned).collect())
+    Ok(split_stat(&stat)?.1.into_iter().map(str::to_owned).collect())
+}
+
+/// The command name of a `/proc/PID/stat` line (field 2, between the first `(` and the
+/// last `)`), and the fields after it (index 0 is field 3).
+fn split_stat(stat: &str) -> io::Result<(&str, Vec<&str>)> {
+    let (open, close) = stat
+        .find('(')
+        .zip(stat.rfind(')'))
+        .filter(|(open, close)| open < close)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no (comm) in /proc/PID/stat"))?;
+    Ok((&stat[open + 1..close], stat[close + 1..].split_whitespace().collect()))
 }
 
 /// Field `n` (1-based, as proc(5) numbers them; `n >= 3`) of `/proc/PID/stat`.
@@ -316,12 +323,7 @@ impl ProcInfo {
     /// `/proc/PID/exe`.
     pub fn read_some(pid: u32, fields: ProcFields) -> io::Result<ProcInfo> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-        let (comm, rest) = stat
-            .find('(')
-            .zip(stat.rfind(')'))
-            .map(|(open, close)| (&stat[open + 1..close], &stat[close + 1..]))
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no (comm) in /proc/PID/stat"))?;
-        let stat_fields: Vec<&str> = rest.split_whitespace().collect();
+        let (comm, stat_fields) = split_stat(&stat)?;
         // stat_fields[0] is field 3 (state): ppid is field 4, flags 9, start time 22.
         let field = |n: usize| stat_fields.get(n - 3).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
         let uid = match fields.uid {
@@ -405,6 +407,13 @@ mod tests {
         assert!(kthreadd.kthread && kthreadd.exe.is_empty(), "{kthreadd:?}");
         assert_eq!(tgid_of(std::process::id()), Some(std::process::id()));
         assert!(all_pids().unwrap().contains(&1));
+    }
+
+    #[test]
+    fn a_stat_line_splits_at_the_last_parenthesis_of_its_name() {
+        let (comm, rest) = split_stat("42 (a (b) c) S 1 2\n").unwrap();
+        assert_eq!((comm, rest), ("a (b) c", vec!["S", "1", "2"]));
+        assert!(split_stat("42 a) S").is_err() && split_stat("42 )a( S").is_err());
     }
 
     #[test]

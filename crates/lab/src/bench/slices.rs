@@ -441,7 +441,7 @@ fn targets(cfg: &SlicesConfig, work_ns: &[u64], dir: &Path) -> Result<(Vec<Targe
 }
 
 /// `name` in a directory of `PATH`.
-fn find_in_path(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_in_path(name: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let paths = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
     std::env::split_paths(&paths)

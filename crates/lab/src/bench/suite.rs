@@ -213,6 +213,20 @@ impl Workload {
         }
     }
 
+    /// The same workload with no load, whose bare latencies a loaded one's are held to:
+    /// for a loaded response or requests workload.
+    fn unloaded(self) -> Option<Workload> {
+        match self {
+            Workload::Response { load, .. } if load > 0 => {
+                Some(Workload::Response { load: 0, reniced: false })
+            }
+            Workload::Requests { load, .. } if load > 0 => {
+                Some(Workload::Requests { load: 0, reniced: false })
+            }
+            _ => None,
+        }
+    }
+
     /// The quantile of the pooled latencies its metric `m` is, for a latency metric.
     fn quantile(self, m: usize) -> Option<f64> {
         match (self, m) {
@@ -645,16 +659,13 @@ pub fn run_suite(
                     median(&unloaded[k])
                 }
                 // The unloaded row's bare median, when it ran.
-                Workload::Response { load, .. } | Workload::Requests { load, .. } if load > 0 && m < 2 => {
-                    let unloaded = match w {
-                        Workload::Response { .. } => Workload::Response { load: 0, reniced: false },
-                        _ => Workload::Requests { load: 0, reniced: false },
-                    };
-                    rows.iter()
+                _ => match w.unloaded().filter(|_| m < 2) {
+                    Some(unloaded) => rows
+                        .iter()
                         .find(|r: &&Row| r.workload == unloaded.name() && r.metric == metric)
-                        .map_or(0.0, |r| r.bare_median)
-                }
-                _ => 0.0,
+                        .map_or(0.0, |r| r.bare_median),
+                    None => 0.0,
+                },
             };
             if base > 0.0 {
                 row.bare_vs_unloaded = Some(row.bare_median / base);
@@ -1182,7 +1193,6 @@ impl Runner<'_> {
         kind: LoadKind,
         measure: impl FnOnce() -> Result<T>,
     ) -> Result<(T, f64)> {
-        let spin = kind == LoadKind::Spin;
         let loops = load as usize * self.cpus.len();
         if loops == 0 {
             return Ok((measure()?, 0.0));
@@ -1192,8 +1202,12 @@ impl Runner<'_> {
         std::fs::create_dir_all(&jobs_dir).ctx(|| format!("cannot create {}", jobs_dir.display()))?;
         // The interpreter under a name no rule or habit knows, new in every run.
         let spinner = jobs_dir.join(format!("s{:08x}", rand::random::<u32>()));
-        if spin {
-            std::fs::copy("/usr/bin/perl", &spinner).ctx(|| "cannot copy /usr/bin/perl".into())?;
+        if kind == LoadKind::Spin {
+            let perl = super::slices::find_in_path("perl").ok_or_else(|| BenchError::Missing {
+                needed_by: "the spin load",
+                tools: vec![Tool { program: "perl", package: "perl-base" }],
+            })?;
+            std::fs::copy(&perl, &spinner).ctx(|| format!("cannot copy {}", perl.display()))?;
         }
         let started = Instant::now();
         let mut running = Vec::with_capacity(loops);
@@ -1229,7 +1243,7 @@ impl Runner<'_> {
             cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
             guard_command(&mut cmd, Vec::new(), libc::SIGKILL, reniced.then_some(19));
             running.push(match kind {
-                LoadKind::Session => ChildGroup::start_in_new_session(&mut cmd, "the build-like load")?,
+                LoadKind::Session => ChildGroup::start_in_new_session(&mut cmd, "the build-like load", 0)?,
                 _ => ChildGroup::start(&mut cmd, "the build-like load")?,
             });
         }
@@ -1237,8 +1251,8 @@ impl Runner<'_> {
         let measured = measure()?;
         let window = started.elapsed();
         let wall_ms = window.as_secs_f64() * 1e3 * loops as f64;
-        let pace = match spin {
-            true => {
+        let pace = match kind {
+            LoadKind::Spin => {
                 let cpu_ns: u64 = running
                     .iter()
                     .filter_map(|c| schedlab_live::process::schedstat(c.pid() as u32).ok())
@@ -1246,7 +1260,7 @@ impl Runner<'_> {
                     .sum();
                 wall_ms / (cpu_ns as f64 / 1e9).max(1e-3)
             }
-            false => {
+            LoadKind::Build | LoadKind::Session => {
                 let jobs: usize = (0..loops)
                     .map(|i| {
                         std::fs::read_to_string(jobs_dir.join(i.to_string())).map_or(0, |t| t.lines().count())
@@ -1746,6 +1760,10 @@ mod tests {
         let loaded = Workload::Requests { load: 2, reniced: false };
         assert_eq!(loaded.metrics()[2].0, "load");
         assert_eq!((loaded.quantile(0), loaded.quantile(1)), (Some(0.99), None), "the pace is no quantile");
+        let reniced = Workload::Response { load: 2, reniced: true };
+        assert_eq!(reniced.unloaded(), Some(Workload::Response { load: 0, reniced: false }));
+        assert_eq!(loaded.unloaded(), Some(Workload::Requests { load: 0, reniced: false }));
+        assert_eq!(Workload::Requests { load: 0, reniced: false }.unloaded(), None);
         assert!("fio".parse::<Workload>().unwrap_err().to_string().contains("hackbench-pipe-process"));
     }
 
